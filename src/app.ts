@@ -1,0 +1,178 @@
+import { randomBytes } from 'node:crypto';
+import cors from '@fastify/cors';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { getOrCreateSetting } from './db/settings.repository.js';
+import { openApiRoute, registerOpenApi } from './docs/openapi.js';
+import { healthRoutes } from './health/health.routes.js';
+import { AppError } from './http/app-error.js';
+import { assertAcceptsJson } from './http/content-negotiation.js';
+import { corsOptions } from './http/cors.js';
+import {
+  clientErrorHandler,
+  errorHandler,
+  sendProblem,
+  toAppError,
+} from './http/error-handler.js';
+import { parseJsonBody } from './http/json-body.js';
+import { requestIdOf } from './http/request-id.js';
+import { pathOf } from './http/request-context.js';
+import { createRouteIndex } from './http/route-index.js';
+import { validatorCompiler } from './http/validation.js';
+import { createIdempotency } from './idempotency/idempotency.js';
+import { problemsRoutes } from './problems/problems.routes.js';
+import { createCursorCodec } from './todos/todo-cursor.js';
+import { todosRoutes } from './todos/todos.routes.js';
+import { createTodosService } from './todos/todos.service.js';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly database: Database;
+  /** Tests pass their own logger or `false`; the server passes none and gets pino. */
+  readonly logger?: FastifyServerOptions['logger'];
+  readonly now?: () => Date;
+}
+
+const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
+const IDEMPOTENCY_PURGE_INTERVAL_MS = 10 * 60_000;
+/** How often Node checks connections against the request and headers timeouts. */
+const TIMEOUT_CHECK_INTERVAL_MS = 500;
+
+/** Reads the `charset` parameter of a Content-Type; only UTF-8 bodies are accepted. */
+function assertUtf8Charset(contentType: string | undefined): void {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
+  if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
+    throw new AppError('unsupported-media-type', `Only UTF-8 bodies are accepted, not ${charset}.`);
+  }
+}
+
+/**
+ * Builds the whole service over an open database: parsers, hooks, error handling, routes and
+ * the OpenAPI document. It never listens; `server.ts` does, and tests `inject`.
+ */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, database } = deps;
+  const now = deps.now ?? (() => new Date());
+  const routeIndex = createRouteIndex();
+
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers.authorization'] },
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    requestIdLogLabel: 'request_id',
+    bodyLimit: config.bodyLimit,
+    return503OnClosing: true,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    // Node enforces these only when given at server creation (measured; see the README).
+    http: {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.headersTimeoutMs,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+      maxHeaderSize: config.maxHeaderSize,
+    },
+    clientErrorHandler,
+    frameworkErrors: (error, request, reply) => {
+      sendProblem(request, reply, toAppError(error));
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setErrorHandler(errorHandler);
+
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routeIndex.add(method, route.url);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const allowed = routeIndex.allowedMethods(pathOf(request));
+    if (allowed.length === 0) {
+      sendProblem(request, reply, new AppError('not-found', 'Nothing exists at this address.'));
+      return;
+    }
+    sendProblem(
+      request,
+      reply,
+      new AppError('method-not-allowed', `${request.method} is not supported here.`, {
+        headers: { allow: allowed.join(', ') },
+      }),
+    );
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      assertUtf8Charset(request.headers['content-type']);
+      if (request.headers['content-type']?.includes('merge-patch') && request.method !== 'PATCH') {
+        throw new AppError(
+          'unsupported-media-type',
+          'application/merge-patch+json is only for PATCH; send application/json.',
+        );
+      }
+      done(null, parseJsonBody(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+    if (request.url.length > config.maxUrlLength) {
+      throw new AppError(
+        'uri-too-long',
+        `The request target exceeds ${config.maxUrlLength} bytes.`,
+      );
+    }
+  });
+  app.addHook('onSend', async (request, reply) => {
+    if (!reply.hasHeader('cache-control')) {
+      // Clients may keep GET answers but must revalidate them (ETag); nothing else is cached.
+      const cacheable = request.method === 'GET' || request.method === 'HEAD';
+      void reply.header('cache-control', cacheable ? 'private, no-cache' : 'no-store');
+    }
+  });
+
+  await app.register(cors, corsOptions(config));
+  await registerOpenApi(app);
+
+  const cursorSecret =
+    config.cursorSecret ??
+    (await getOrCreateSetting(database, 'cursor_secret', () =>
+      randomBytes(32).toString('base64url'),
+    ));
+  const service = createTodosService({
+    cursors: createCursorCodec(cursorSecret),
+    now,
+    newId: uuidv7,
+  });
+  const idempotency = createIdempotency({ database, now, ttlHours: config.idempotencyTtlHours });
+
+  await app.register(async (jsonApi) => {
+    jsonApi.addHook('onRequest', async (request) => {
+      assertAcceptsJson(request.headers.accept);
+    });
+    await jsonApi.register(todosRoutes, {
+      service,
+      database,
+      idempotency,
+      publicBaseUrl: config.publicBaseUrl,
+    });
+    await jsonApi.register(healthRoutes, { database });
+    await jsonApi.register(openApiRoute);
+  });
+  await app.register(problemsRoutes);
+
+  const purge = setInterval(() => {
+    idempotency.purgeExpired().catch((error: unknown) => {
+      app.log.warn({ err: error }, 'purging expired idempotency keys failed');
+    });
+  }, IDEMPOTENCY_PURGE_INTERVAL_MS);
+  purge.unref();
+  app.addHook('onClose', async () => {
+    clearInterval(purge);
+  });
+
+  return app;
+}

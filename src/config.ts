@@ -1,0 +1,260 @@
+import { isIP } from 'node:net';
+
+/**
+ * Every setting the service reads from the environment, each with its default and the one line
+ * of documentation that `.env.example` and the README repeat. `loadConfig` is the only reader of
+ * `process.env`; the rest of the code receives a frozen `Config`.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  /** Absolute origin used in `url` fields and `Link` headers; derived from the request when unset. */
+  readonly publicBaseUrl: string | undefined;
+  readonly logLevel: LogLevel;
+  /** `'*'` or an explicit list of allowed origins. */
+  readonly corsOrigins: '*' | readonly string[];
+  readonly bodyLimit: number;
+  readonly maxUrlLength: number;
+  readonly maxHeaderSize: number;
+  readonly authMode: AuthMode;
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly idempotencyTtlHours: number;
+  /** Secret that signs list cursors; when unset, one is generated and kept in the database. */
+  readonly cursorSecret: string | undefined;
+}
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type AuthMode = 'anonymous' | 'auto';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A configuration value the service cannot run with; the message names the variable. */
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    problem: string,
+  ) {
+    super(`${variable} ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** One documented variable: its default and how to read it. */
+interface Setting<T> {
+  readonly doc: string;
+  readonly default: string | undefined;
+  readonly parse: (raw: string, name: string) => T;
+}
+
+function integer(min: number, max: number): Setting<number>['parse'] {
+  return (raw, name) => {
+    if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be an integer (got "${raw}")`);
+    const value = Number(raw);
+    if (value < min || value > max) {
+      throw new ConfigError(name, `must be between ${min} and ${max} (got ${raw})`);
+    }
+    return value;
+  };
+}
+
+function absoluteHttpUrl(raw: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be an absolute http(s) URL (got "${raw}")`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(name, `must use http or https (got "${url.protocol}")`);
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(name, 'must not carry credentials, a query or a fragment');
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function corsOrigins(raw: string, name: string): Config['corsOrigins'] {
+  if (raw.trim() === '*') return '*';
+  const origins = raw
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin.length > 0);
+  if (origins.length === 0) throw new ConfigError(name, 'must be "*" or a comma-separated list');
+  for (const origin of origins) {
+    const url = URL.canParse(origin) ? new URL(origin) : undefined;
+    if (!url || url.origin !== origin) {
+      throw new ConfigError(name, `has "${origin}", which is not an origin like https://app.example`);
+    }
+  }
+  return origins;
+}
+
+function databaseUrl(raw: string, name: string): string {
+  if (!raw.startsWith('sqlite:') || raw.length === 'sqlite:'.length) {
+    throw new ConfigError(name, `must be sqlite:<path> (got "${raw}")`);
+  }
+  return raw;
+}
+
+function oneOf<T extends string>(values: readonly T[]): Setting<T>['parse'] {
+  return (raw, name) => {
+    if (!(values as readonly string[]).includes(raw)) {
+      throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
+    }
+    return raw as T;
+  };
+}
+
+function host(raw: string, name: string): string {
+  const hostname = /^[A-Za-z0-9.-]+$/.test(raw) || isIP(raw) !== 0;
+  if (!hostname) throw new ConfigError(name, `must be an IP address or host name (got "${raw}")`);
+  return raw;
+}
+
+function secret(raw: string, name: string): string {
+  if (raw.length < 32) throw new ConfigError(name, 'must be at least 32 characters long');
+  return raw;
+}
+
+/** The documented environment: the single source for loading, `.env.example` and the README. */
+export const SETTINGS = {
+  PORT: { doc: 'TCP port to listen on.', default: '3000', parse: integer(0, 65535) },
+  HOST: {
+    doc: 'Address to bind. A non-loopback address requires AUTH_MODE=anonymous until auth exists.',
+    default: '127.0.0.1',
+    parse: host,
+  },
+  DATABASE_URL: {
+    doc: 'Storage. sqlite:<path> (file created on first start).',
+    default: 'sqlite:./data/todos.db',
+    parse: databaseUrl,
+  },
+  PUBLIC_BASE_URL: {
+    doc: 'Absolute origin clients reach the service at, used in `url` fields and Link headers. Unset: derived from each request.',
+    default: undefined,
+    parse: absoluteHttpUrl,
+  },
+  LOG_LEVEL: {
+    doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+    default: 'info',
+    parse: oneOf(LOG_LEVELS),
+  },
+  CORS_ORIGINS: {
+    doc: 'Allowed browser origins: "*" (no credentials) or a comma-separated list of origins.',
+    default: '*',
+    parse: corsOrigins,
+  },
+  BODY_LIMIT: {
+    doc: 'Largest request body in bytes; larger bodies get 413.',
+    default: '65536',
+    parse: integer(1024, 10 * 1024 * 1024),
+  },
+  MAX_URL_LENGTH: {
+    doc: 'Longest request target (path and query) in bytes; longer ones get 414.',
+    default: '8192',
+    parse: integer(256, 65536),
+  },
+  MAX_HEADER_SIZE: {
+    doc: 'Largest request head (request line and headers) in bytes; larger ones get 431.',
+    default: '16384',
+    parse: integer(4096, 65536),
+  },
+  AUTH_MODE: {
+    doc: 'auto: anonymous while bound to loopback, refuse to start elsewhere. anonymous: one implicit owner on any address.',
+    default: 'auto',
+    parse: oneOf(['auto', 'anonymous'] as const),
+  },
+  REQUEST_TIMEOUT_MS: {
+    doc: 'Time a client has to send a whole request; slower clients get 408.',
+    default: '30000',
+    parse: integer(1000, 600_000),
+  },
+  HEADERS_TIMEOUT_MS: {
+    doc: 'Time a client has to send the request head; slower clients get 408.',
+    default: '10000',
+    parse: integer(1000, 600_000),
+  },
+  KEEP_ALIVE_TIMEOUT_MS: {
+    doc: 'How long an idle keep-alive connection stays open.',
+    default: '5000',
+    parse: integer(100, 600_000),
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    doc: 'On SIGTERM/SIGINT, how long in-flight requests may take before the process exits anyway.',
+    default: '9000',
+    parse: integer(100, 120_000),
+  },
+  IDEMPOTENCY_TTL_HOURS: {
+    doc: 'How long an Idempotency-Key and its stored response are kept.',
+    default: '24',
+    parse: integer(1, 24 * 30),
+  },
+  CURSOR_SECRET: {
+    doc: 'Secret (≥ 32 chars) that signs list cursors. Unset: generated once and kept in the database.',
+    default: undefined,
+    parse: secret,
+  },
+} as const satisfies Record<string, Setting<unknown>>;
+
+type Settings = typeof SETTINGS;
+type Parsed<K extends keyof Settings> = ReturnType<Settings[K]['parse']>;
+
+function read<K extends keyof Settings>(env: Env, name: K): Parsed<K> | undefined {
+  const raw = env[name];
+  const setting: Setting<Parsed<K>> = SETTINGS[name] as Setting<Parsed<K>>;
+  const value = raw === undefined || raw === '' ? setting.default : raw;
+  return value === undefined ? undefined : setting.parse(value, name);
+}
+
+function required<K extends keyof Settings>(env: Env, name: K): Parsed<K> {
+  const value = read(env, name);
+  if (value === undefined) throw new ConfigError(name, 'is required');
+  return value;
+}
+
+/** True for addresses only this machine can reach. */
+export function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname === '::1' ||
+    (isIP(hostname) === 4 && hostname.startsWith('127.'))
+  );
+}
+
+/** Reads and validates the environment once; throws `ConfigError` naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const config: Config = {
+    port: required(env, 'PORT'),
+    host: required(env, 'HOST'),
+    databaseUrl: required(env, 'DATABASE_URL'),
+    publicBaseUrl: read(env, 'PUBLIC_BASE_URL'),
+    logLevel: required(env, 'LOG_LEVEL'),
+    corsOrigins: required(env, 'CORS_ORIGINS'),
+    bodyLimit: required(env, 'BODY_LIMIT'),
+    maxUrlLength: required(env, 'MAX_URL_LENGTH'),
+    maxHeaderSize: required(env, 'MAX_HEADER_SIZE'),
+    authMode: required(env, 'AUTH_MODE'),
+    requestTimeoutMs: required(env, 'REQUEST_TIMEOUT_MS'),
+    headersTimeoutMs: required(env, 'HEADERS_TIMEOUT_MS'),
+    keepAliveTimeoutMs: required(env, 'KEEP_ALIVE_TIMEOUT_MS'),
+    shutdownTimeoutMs: required(env, 'SHUTDOWN_TIMEOUT_MS'),
+    idempotencyTtlHours: required(env, 'IDEMPOTENCY_TTL_HOURS'),
+    cursorSecret: read(env, 'CURSOR_SECRET'),
+  };
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS', 'must not exceed REQUEST_TIMEOUT_MS');
+  }
+  if (config.authMode === 'auto' && !isLoopbackHost(config.host)) {
+    throw new ConfigError(
+      'HOST',
+      `is ${config.host}, a non-loopback address: this version has no authentication, so set AUTH_MODE=anonymous to serve one shared anonymous owner there on purpose`,
+    );
+  }
+  return Object.freeze(config);
+}

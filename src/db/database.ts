@@ -1,0 +1,29 @@
+import type { Kysely } from 'kysely';
+import type { TodoTable } from '../todos/todo.table.js';
+import type { IdempotencyKeyTable } from '../idempotency/idempotency-key.table.js';
+
+/** Every table the service owns, as Kysely sees them. */
+export interface Tables {
+  todos: TodoTable;
+  idempotency_keys: IdempotencyKeyTable;
+  settings: SettingTable;
+}
+
+/** Small key/value store for values generated once per database (e.g. the cursor secret). */
+export interface SettingTable {
+  key: string;
+  value: string;
+}
+
+export type Db = Kysely<Tables>;
+
+/** An open database with what the service needs to run and stop it. */
+export interface Database {
+  readonly db: Db;
+  /** Runs `work` in one write transaction taken up front (`BEGIN IMMEDIATE` on SQLite). */
+  readonly writeTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>;
+  /** Cheap round trip for readiness checks. */
+  readonly ping: () => Promise<void>;
+  /** Checkpoints what can be checkpointed and closes every connection. */
+  readonly close: () => Promise<void>;
+}

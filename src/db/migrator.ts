@@ -1,0 +1,23 @@
+import { Migrator, type Migration, type MigrationResult } from 'kysely';
+import type { Db } from './database.js';
+import * as createTodos from './migrations/0001-create-todos.js';
+import * as createIdempotencyKeys from './migrations/0002-create-idempotency-keys.js';
+import * as createSettings from './migrations/0003-create-settings.js';
+
+/** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
+const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001-create-todos': createTodos,
+  '0002-create-idempotency-keys': createIdempotencyKeys,
+  '0003-create-settings': createSettings,
+};
+
+/** Applies every pending migration; throws if one fails (it is rolled back). */
+export async function migrateToLatest(db: Db): Promise<readonly MigrationResult[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return results ?? [];
+}

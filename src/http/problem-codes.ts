@@ -1,0 +1,140 @@
+/**
+ * The closed set of problem codes the service can answer with (RFC 9457 `code` extension).
+ * Each entry is also the documentation served at `/problems/{code}`.
+ */
+export const PROBLEM_CODES = {
+  'malformed-json': {
+    status: 400,
+    title: 'Malformed JSON',
+    description:
+      'The body is not valid JSON: a syntax error, invalid UTF-8, nesting deeper than 32 levels, or a forbidden key (`__proto__`, `constructor`). Fix the body and retry.',
+  },
+  'malformed-request': {
+    status: 400,
+    title: 'Malformed request',
+    description:
+      'The HTTP request itself could not be read: a bad percent-escape in the URL, conflicting framing headers, or another protocol error.',
+  },
+  'unknown-parameter': {
+    status: 400,
+    title: 'Unknown query parameter',
+    description:
+      'The query string has a parameter this endpoint does not define. Typos never pass silently; `errors[].pointer` names the parameter.',
+  },
+  'invalid-parameter': {
+    status: 400,
+    title: 'Invalid query parameter',
+    description:
+      'A query parameter or request header has a value outside its documented range or format (for example `limit=0`, `limit=Infinity`, `completed=yes`). `errors[].pointer` names it.',
+  },
+  'invalid-cursor': {
+    status: 400,
+    title: 'Invalid cursor',
+    description:
+      'The `cursor` was altered, comes from another server secret, or was issued for a different filter. Start again from the first page with the filters you want.',
+  },
+  'invalid-idempotency-key': {
+    status: 400,
+    title: 'Invalid Idempotency-Key',
+    description:
+      'The `Idempotency-Key` header must be 1–255 visible ASCII characters, optionally as a quoted structured-field string.',
+  },
+  'not-found': {
+    status: 404,
+    title: 'Not found',
+    description:
+      'Nothing is at this address: the route does not exist, or the todo id is unknown, deleted, malformed or not yours. These cases are deliberately indistinguishable.',
+  },
+  'method-not-allowed': {
+    status: 405,
+    title: 'Method not allowed',
+    description: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
+  },
+  'not-acceptable': {
+    status: 406,
+    title: 'Not acceptable',
+    description:
+      'The `Accept` header excludes every media type this endpoint produces (`application/json`, and `application/problem+json` for errors).',
+  },
+  'request-timeout': {
+    status: 408,
+    title: 'Request timeout',
+    description:
+      'The client did not send the whole request (head or body) in time. The connection is closed; retry with a faster upload.',
+  },
+  'invalid-transition': {
+    status: 409,
+    title: 'Invalid status transition',
+    description:
+      'The todo cannot move from its current status to the requested one. `current_status` and `allowed_transitions` say where it can go; closed todos (completed, cancelled) can only be reopened.',
+  },
+  'idempotency-in-flight': {
+    status: 409,
+    title: 'Request with this Idempotency-Key still in flight',
+    description:
+      'A request with the same `Idempotency-Key` is still being processed. Retry after a moment to receive its stored response.',
+  },
+  'precondition-failed': {
+    status: 412,
+    title: 'Precondition failed',
+    description:
+      'The `If-Match` header does not match the current `ETag`: someone changed the todo since you read it. GET it again, re-apply your change, and retry.',
+  },
+  'payload-too-large': {
+    status: 413,
+    title: 'Payload too large',
+    description: 'The request body exceeds the configured limit (64 KiB by default).',
+  },
+  'uri-too-long': {
+    status: 414,
+    title: 'URI too long',
+    description: 'The request target exceeds the configured limit (8 KiB by default).',
+  },
+  'unsupported-media-type': {
+    status: 415,
+    title: 'Unsupported media type',
+    description:
+      'Request bodies must be `application/json` (PATCH also accepts `application/merge-patch+json`) in UTF-8.',
+  },
+  'validation-error': {
+    status: 422,
+    title: 'Validation failed',
+    description:
+      'The JSON body is well-formed but breaks a field rule. `errors[]` lists each problem with a JSON Pointer to the field, a machine-readable `code` and a message.',
+  },
+  'unknown-field': {
+    status: 422,
+    title: 'Unknown field',
+    description:
+      'The body has a field the todo resource does not define. Typos never pass silently; `errors[].pointer` names the field.',
+  },
+  'idempotency-key-reused': {
+    status: 422,
+    title: 'Idempotency-Key reused with a different request',
+    description:
+      'This `Idempotency-Key` was already used for a request with a different body. Use a new key for a new request.',
+  },
+  'headers-too-large': {
+    status: 431,
+    title: 'Request headers too large',
+    description: 'The request head exceeds the configured limit (16 KiB by default).',
+  },
+  internal: {
+    status: 500,
+    title: 'Internal server error',
+    description:
+      'The server failed unexpectedly. Nothing about the cause is disclosed; quote `request_id` when reporting it.',
+  },
+  unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    description:
+      'The service is shutting down or its database is busy or unreachable. Retry after the `Retry-After` delay.',
+  },
+} as const satisfies Record<string, { status: number; title: string; description: string }>;
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+export function isProblemCode(value: string): value is ProblemCode {
+  return Object.hasOwn(PROBLEM_CODES, value);
+}

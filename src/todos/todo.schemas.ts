@@ -1,0 +1,214 @@
+import { Type, type Static, type TSchema } from 'typebox';
+
+/**
+ * The todo resource's shapes. Each schema drives request validation, response serialization,
+ * the TypeScript types (`Static<>`) and the OpenAPI document at once.
+ */
+
+export const TODO_STATUSES = [
+  'open',
+  'in_progress',
+  'blocked',
+  'deferred',
+  'completed',
+  'cancelled',
+] as const;
+export const TODO_PRIORITIES = ['none', 'low', 'normal', 'high', 'urgent'] as const;
+
+export type TodoStatus = (typeof TODO_STATUSES)[number];
+export type TodoPriority = (typeof TODO_PRIORITIES)[number];
+
+export const LIMITS = {
+  titleLength: 500,
+  descriptionLength: 10_000,
+  labels: 20,
+  labelLength: 64,
+  metadataKeys: 50,
+  metadataKeyLength: 40,
+  metadataValueLength: 500,
+  /** `order` stays within the integers a double represents exactly. */
+  orderMagnitude: 2 ** 53,
+} as const;
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const StatusSchema = Type.Enum(TODO_STATUSES, {
+  description: 'Lifecycle state; transitions follow the published table.',
+});
+const PrioritySchema = Type.Enum(TODO_PRIORITIES);
+const TimestampSchema = Type.String({ format: 'date-time', description: 'RFC 3339, UTC, ms.' });
+
+const TitleSchema = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.titleLength,
+  description: 'Trimmed and NFC-normalised; 1–500 characters; no control characters.',
+});
+const DescriptionSchema = Type.String({
+  maxLength: LIMITS.descriptionLength,
+  description: 'NFC-normalised; tabs and line breaks allowed, other control characters not.',
+});
+const OrderSchema = Type.Number({
+  minimum: -LIMITS.orderMagnitude,
+  maximum: LIMITS.orderMagnitude,
+  description: 'Client-controlled position, returned exactly as sent. Default: last + 1024.',
+});
+const LabelsSchema = Type.Array(
+  Type.String({ minLength: 1, maxLength: LIMITS.labelLength }),
+  {
+    maxItems: LIMITS.labels,
+    description: 'Trimmed, NFC; duplicates that differ only in case are dropped (first kept).',
+  },
+);
+const DueDateSchema = Type.String({
+  format: 'date',
+  description: 'All-day due date (YYYY-MM-DD). Not together with due_at.',
+});
+const DueAtSchema = Type.String({
+  format: 'date-time',
+  description: 'Timed due (RFC 3339 with offset); stored and returned in UTC.',
+});
+const MetadataKeys = {
+  maxProperties: LIMITS.metadataKeys,
+  propertyNames: {
+    pattern: `^[A-Za-z0-9_.-]{1,${LIMITS.metadataKeyLength}}$`,
+  },
+};
+const MetadataValue = Type.String({ maxLength: LIMITS.metadataValueLength });
+const MetadataSchema = Type.Record(Type.String(), MetadataValue, {
+  ...MetadataKeys,
+  description: 'Free-form string pairs: ≤ 50 keys of [A-Za-z0-9_.-]{1,40}, values ≤ 500 chars.',
+});
+
+export const TodoSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'UUIDv7, lowercase.' }),
+    url: Type.String({ format: 'uri', description: 'Absolute address of this todo.' }),
+    title: Type.String(),
+    description: Nullable(Type.String()),
+    status: StatusSchema,
+    completed: Type.Boolean({ description: 'Alias of status == "completed".' }),
+    completed_at: Nullable(TimestampSchema),
+    priority: PrioritySchema,
+    order: Type.Number(),
+    labels: Type.Array(Type.String()),
+    due_date: Nullable(Type.String({ format: 'date' })),
+    due_at: Nullable(TimestampSchema),
+    metadata: Type.Record(Type.String(), Type.String()),
+    version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every change.' }),
+    created_at: TimestampSchema,
+    updated_at: TimestampSchema,
+  },
+  { additionalProperties: false },
+);
+export type Todo = Static<typeof TodoSchema>;
+
+/**
+ * Read-only fields a client may send back unchanged (a GET-modify-PUT round trip). The service
+ * compares them with the stored todo; a changed value is a 422.
+ */
+const ReadOnlyEcho = {
+  id: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String()),
+  completed_at: Type.Optional(Nullable(Type.String())),
+  version: Type.Optional(Type.Integer()),
+  created_at: Type.Optional(Type.String()),
+  updated_at: Type.Optional(Type.String()),
+};
+export const READ_ONLY_FIELDS = Object.keys(ReadOnlyEcho) as (keyof typeof ReadOnlyEcho)[];
+
+/** POST and PUT body: every writable field; omitted optional fields take their defaults. */
+export const TodoWriteSchema = Type.Object(
+  {
+    title: TitleSchema,
+    description: Type.Optional(Nullable(DescriptionSchema)),
+    status: Type.Optional(StatusSchema),
+    completed: Type.Optional(Type.Boolean()),
+    priority: Type.Optional(PrioritySchema),
+    order: Type.Optional(OrderSchema),
+    labels: Type.Optional(LabelsSchema),
+    due_date: Type.Optional(Nullable(DueDateSchema)),
+    due_at: Type.Optional(Nullable(DueAtSchema)),
+    metadata: Type.Optional(MetadataSchema),
+    ...ReadOnlyEcho,
+  },
+  { additionalProperties: false },
+);
+export type TodoWrite = Static<typeof TodoWriteSchema>;
+
+/**
+ * PATCH body, a JSON Merge Patch (RFC 7396): members present are changed, `null` removes
+ * (resets to the default), `metadata` merges key by key.
+ */
+export const TodoPatchSchema = Type.Object(
+  {
+    title: Type.Optional(TitleSchema),
+    description: Type.Optional(Nullable(DescriptionSchema)),
+    status: Type.Optional(StatusSchema),
+    completed: Type.Optional(Type.Boolean()),
+    priority: Type.Optional(Nullable(PrioritySchema)),
+    order: Type.Optional(OrderSchema),
+    labels: Type.Optional(Nullable(LabelsSchema)),
+    due_date: Type.Optional(Nullable(DueDateSchema)),
+    due_at: Type.Optional(Nullable(DueAtSchema)),
+    metadata: Type.Optional(
+      Nullable(
+        Type.Record(Type.String(), Nullable(MetadataValue), {
+          ...MetadataKeys,
+          description: 'Merged key by key; a null value removes that key.',
+        }),
+      ),
+    ),
+    ...ReadOnlyEcho,
+  },
+  { additionalProperties: false },
+);
+export type TodoPatch = Static<typeof TodoPatchSchema>;
+
+/** Action endpoints take no input; an empty body or `{}` is accepted. */
+export const ActionBodySchema = Type.Optional(Type.Object({}, { additionalProperties: false }));
+
+export const TodoIdParamsSchema = Type.Object({
+  id: Type.String({
+    pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+    description: 'The todo id (UUID). A malformed id answers 404, like an unknown one.',
+  }),
+});
+
+export const LIST_LIMIT = { default: 50, max: 200 } as const;
+
+/** Filters shared by GET and DELETE on the collection. */
+const ListFilters = {
+  status: Type.Optional(
+    Type.String({
+      description: `Comma-separated statuses to include: ${TODO_STATUSES.join(', ')}.`,
+      maxLength: 200,
+    }),
+  ),
+  completed: Type.Optional(
+    Type.Enum(['true', 'false'], { description: 'Only completed (true) or not completed todos.' }),
+  ),
+};
+
+export const ListFiltersQuerySchema = Type.Object(ListFilters, { additionalProperties: false });
+export type ListFiltersQuery = Static<typeof ListFiltersQuerySchema>;
+
+export const ListQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: `Page size, 1–${LIST_LIMIT.max} (default ${LIST_LIMIT.default}); larger values are capped at ${LIST_LIMIT.max}.`,
+      }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'Opaque; from the `Link: rel="next"` header of the previous page.',
+      }),
+    ),
+    ...ListFilters,
+  },
+  { additionalProperties: false },
+);
+export type ListQuery = Static<typeof ListQuerySchema>;

@@ -1,0 +1,395 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { ownerIdOf } from '../auth/owner.js';
+import type { Database } from '../db/database.js';
+import { AppError } from '../http/app-error.js';
+import { etagOf, ifNoneMatchHits, parseIfMatch } from '../http/conditional.js';
+import {
+  BODY_PROBLEMS,
+  HEADERS,
+  emptyResponse,
+  jsonResponse,
+  problemResponses,
+} from '../http/openapi-responses.js';
+import { baseUrlOf, pathOf } from '../http/request-context.js';
+import {
+  parseIdempotencyKey,
+  type Idempotency,
+  type WriteResponse,
+} from '../idempotency/idempotency.js';
+import { ACTIONS, TRANSITIONS, type TodoAction } from './todo-status.js';
+import {
+  ListFiltersQuerySchema,
+  ListQuerySchema,
+  TodoIdParamsSchema,
+  TodoPatchSchema,
+  TodoSchema,
+  TodoWriteSchema,
+  type ListQuery,
+  type Todo,
+} from './todo.schemas.js';
+import type { RequestContext, TodosService } from './todos.service.js';
+
+export interface TodosRoutesOptions {
+  readonly service: TodosService;
+  readonly database: Database;
+  readonly idempotency: Idempotency;
+  readonly publicBaseUrl: string | undefined;
+}
+
+const TAGS = ['todos'];
+
+const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(
+    Type.String({ description: 'Apply only if the todo still has this ETag (or `*`); else 412.' }),
+  ),
+});
+const IdempotentHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Makes the request safe to retry: for 24 h the same key returns the stored response.',
+    }),
+  ),
+});
+const IdempotentIfMatchHeaders = Type.Object({
+  ...IfMatchHeaders.properties,
+  ...IdempotentHeaders.properties,
+});
+
+const TodoResponse = jsonResponse(TodoSchema, 'The todo.', { ETag: HEADERS.etag });
+const ReplayableTodoResponse = jsonResponse(TodoSchema, 'The todo after the change.', {
+  ETag: HEADERS.etag,
+  'Idempotent-Replayed': HEADERS.replayed,
+});
+
+const ACTION_SUMMARIES: Readonly<Record<TodoAction, string>> = {
+  start: 'Start working on a todo (→ in_progress)',
+  block: 'Mark a todo blocked (→ blocked)',
+  defer: 'Defer a todo (→ deferred)',
+  complete: 'Complete a todo (→ completed)',
+  cancel: 'Cancel a todo (→ cancelled)',
+  reopen: 'Reopen a todo (→ open)',
+};
+
+function allowedFrom(target: string): string {
+  const sources = Object.entries(TRANSITIONS)
+    .filter(([, targets]) => (targets as readonly string[]).includes(target))
+    .map(([source]) => source);
+  return sources.join(', ');
+}
+
+function todoResponse(todo: Todo, statusCode = 200): WriteResponse {
+  return {
+    statusCode,
+    headers: {
+      etag: etagOf(todo.version),
+      ...(statusCode === 201 ? { location: todo.url } : {}),
+    },
+    body: todo,
+  };
+}
+
+function sendWrite(reply: FastifyReply, response: WriteResponse, replayed: boolean) {
+  if (replayed) void reply.header('idempotent-replayed', 'true');
+  return reply.code(response.statusCode).headers(response.headers).send(response.body);
+}
+
+/** The Link header of a page: the same query with the next cursor. */
+function nextLink(base: string, query: ListQuery, cursor: string): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined && name !== 'cursor') params.set(name, String(value));
+  }
+  params.set('cursor', cursor);
+  return `<${base}/api/todos?${params.toString()}>; rel="next"`;
+}
+
+/** Action endpoints take no input: nothing, or an empty JSON object. */
+function assertNoInput(body: unknown): void {
+  if (body === undefined || body === null) return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  const fields = typeof body === 'object' && !Array.isArray(body) ? Object.keys(body) : [];
+  throw new AppError('unknown-field', 'Action endpoints take no body fields.', {
+    errors: fields.map((field) => ({
+      pointer: `/${field}`,
+      code: 'unknown-field',
+      detail: 'is not a known field',
+    })),
+  });
+}
+
+/** `/api/todos`: thin handlers that read HTTP, call the service in one transaction, answer. */
+export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async (app, options) => {
+  const { service, database, idempotency, publicBaseUrl } = options;
+
+  const contextOf = (request: FastifyRequest): RequestContext => ({
+    ownerId: ownerIdOf(request),
+    baseUrl: baseUrlOf(request, publicBaseUrl),
+  });
+
+  const idempotencyScope = (request: FastifyRequest) => {
+    const key = parseIdempotencyKey(request.headers['idempotency-key'] as string | undefined);
+    return key === undefined
+      ? undefined
+      : { ownerId: ownerIdOf(request), method: request.method, path: pathOf(request), key };
+  };
+
+  app.get(
+    '/api/todos',
+    {
+      schema: {
+        operationId: 'listTodos',
+        summary: 'List todos',
+        description:
+          'A bare JSON array in the default order (`order`, then `created_at`, then `id`). Pages are keyset-based: follow `Link: rel="next"` until it is absent.',
+        tags: TAGS,
+        querystring: ListQuerySchema,
+        response: {
+          200: jsonResponse(Type.Array(TodoSchema), 'One page of todos.', { Link: HEADERS.link }),
+          ...problemResponses(['invalid-parameter', 'unknown-parameter', 'invalid-cursor', 'not-acceptable']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      const page = await service.list(database.db, ctx, request.query);
+      if (page.nextCursor) void reply.header('link', nextLink(ctx.baseUrl, request.query, page.nextCursor));
+      return page.todos;
+    },
+  );
+
+  app.post(
+    '/api/todos',
+    {
+      schema: {
+        operationId: 'createTodo',
+        summary: 'Create a todo',
+        tags: TAGS,
+        headers: IdempotentHeaders,
+        body: TodoWriteSchema,
+        response: {
+          201: jsonResponse(TodoSchema, 'The created todo.', {
+            Location: HEADERS.location,
+            ETag: HEADERS.etag,
+            'Idempotent-Replayed': HEADERS.replayed,
+          }),
+          ...problemResponses([
+            ...BODY_PROBLEMS,
+            'invalid-idempotency-key',
+            'idempotency-in-flight',
+            'idempotency-key-reused',
+            'not-acceptable',
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      const { response, replayed } = await idempotency.run(
+        idempotencyScope(request),
+        request.body,
+        async (trx) => todoResponse(await service.create(trx, ctx, request.body), 201),
+      );
+      return sendWrite(reply, response, replayed);
+    },
+  );
+
+  app.delete(
+    '/api/todos',
+    {
+      schema: {
+        operationId: 'deleteTodos',
+        summary: 'Delete every todo matching the filters (all when none)',
+        tags: TAGS,
+        querystring: ListFiltersQuerySchema,
+        response: {
+          204: emptyResponse('The matching todos were deleted.'),
+          ...problemResponses(['invalid-parameter', 'unknown-parameter', 'not-acceptable']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      await database.writeTransaction((trx) => service.deleteMatching(trx, ctx, request.query));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/todos/:id',
+    {
+      schema: {
+        operationId: 'getTodo',
+        summary: 'Get a todo',
+        tags: TAGS,
+        params: TodoIdParamsSchema,
+        headers: Type.Object({
+          'if-none-match': Type.Optional(
+            Type.String({ description: 'Answer 304 when the todo still has this ETag.' }),
+          ),
+        }),
+        response: {
+          200: TodoResponse,
+          304: emptyResponse('The todo still has the ETag you sent.', { ETag: HEADERS.etag }),
+          ...problemResponses(['not-found', 'not-acceptable']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const todo = await service.get(database.db, contextOf(request), request.params.id);
+      const etag = etagOf(todo.version);
+      void reply.header('etag', etag);
+      if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      return todo;
+    },
+  );
+
+  app.put(
+    '/api/todos/:id',
+    {
+      schema: {
+        operationId: 'replaceTodo',
+        summary: 'Replace a todo',
+        description:
+          'Sets every writable field; omitted optional fields return to their defaults (an omitted `order` keeps its value). Read-only fields may be sent back unchanged. A body equal to the current state changes nothing (same version).',
+        tags: TAGS,
+        params: TodoIdParamsSchema,
+        headers: IfMatchHeaders,
+        body: TodoWriteSchema,
+        response: {
+          200: TodoResponse,
+          ...problemResponses([
+            ...BODY_PROBLEMS,
+            'not-found',
+            'invalid-transition',
+            'precondition-failed',
+            'not-acceptable',
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      const precondition = parseIfMatch(request.headers['if-match']);
+      const todo = await database.writeTransaction((trx) =>
+        service.replace(trx, ctx, request.params.id, request.body, precondition),
+      );
+      return reply.header('etag', etagOf(todo.version)).send(todo);
+    },
+  );
+
+  app.patch(
+    '/api/todos/:id',
+    {
+      schema: {
+        operationId: 'updateTodo',
+        summary: 'Update a todo (JSON Merge Patch)',
+        description:
+          'RFC 7396: members present are set, `null` resets a field to its default, `metadata` merges key by key. Accepts `application/merge-patch+json` and `application/json`.',
+        tags: TAGS,
+        params: TodoIdParamsSchema,
+        headers: IdempotentIfMatchHeaders,
+        body: TodoPatchSchema,
+        response: {
+          200: ReplayableTodoResponse,
+          ...problemResponses([
+            ...BODY_PROBLEMS,
+            'not-found',
+            'invalid-transition',
+            'precondition-failed',
+            'invalid-idempotency-key',
+            'idempotency-in-flight',
+            'idempotency-key-reused',
+            'not-acceptable',
+          ]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      const precondition = parseIfMatch(request.headers['if-match']);
+      const { response, replayed } = await idempotency.run(
+        idempotencyScope(request),
+        request.body,
+        async (trx) =>
+          todoResponse(
+            await service.patch(trx, ctx, request.params.id, request.body, precondition),
+          ),
+      );
+      return sendWrite(reply, response, replayed);
+    },
+  );
+
+  app.delete(
+    '/api/todos/:id',
+    {
+      schema: {
+        operationId: 'deleteTodo',
+        summary: 'Delete a todo',
+        tags: TAGS,
+        params: TodoIdParamsSchema,
+        headers: IfMatchHeaders,
+        response: {
+          204: emptyResponse('The todo was deleted.'),
+          ...problemResponses(['not-found', 'precondition-failed', 'not-acceptable']),
+        },
+      },
+    },
+    async (request, reply) => {
+      const ctx = contextOf(request);
+      const precondition = parseIfMatch(request.headers['if-match']);
+      await database.writeTransaction((trx) =>
+        service.delete(trx, ctx, request.params.id, precondition),
+      );
+      return reply.code(204).send(null);
+    },
+  );
+
+  for (const action of Object.keys(ACTIONS) as TodoAction[]) {
+    app.post(
+      `/api/todos/:id/${action}`,
+      {
+        schema: {
+          operationId: `${action}Todo`,
+          summary: ACTION_SUMMARIES[action],
+          description: `Allowed from: ${allowedFrom(ACTIONS[action])}; already ${ACTIONS[action]} is a no-op. No body, or \`{}\`.`,
+          tags: TAGS,
+          params: TodoIdParamsSchema,
+          headers: IdempotentIfMatchHeaders,
+          response: {
+            200: ReplayableTodoResponse,
+            ...problemResponses([
+              'malformed-json',
+              'payload-too-large',
+              'unsupported-media-type',
+              'unknown-field',
+              'not-found',
+              'invalid-transition',
+              'precondition-failed',
+              'invalid-idempotency-key',
+              'idempotency-in-flight',
+              'idempotency-key-reused',
+              'not-acceptable',
+            ]),
+          },
+        },
+      },
+      async (request, reply) => {
+        assertNoInput(request.body);
+        const ctx = contextOf(request);
+        const precondition = parseIfMatch(request.headers['if-match']);
+        const { response, replayed } = await idempotency.run(
+          idempotencyScope(request),
+          request.body ?? null,
+          async (trx) =>
+            todoResponse(
+              await service.applyAction(trx, ctx, request.params.id, action, precondition),
+            ),
+        );
+        return sendWrite(reply, response, replayed);
+      },
+    );
+  }
+};

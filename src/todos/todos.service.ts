@@ -1,0 +1,358 @@
+import stringify from 'safe-stable-stringify';
+import type { Db } from '../db/database.js';
+import { AppError, notFound, validationError, type FieldError } from '../http/app-error.js';
+import { satisfies, type VersionPrecondition } from '../http/conditional.js';
+import type { CursorCodec } from './todo-cursor.js';
+import { FIELD_DEFAULTS, normalizeFields, type TodoFields } from './todo-fields.js';
+import { ACTIONS, assertTransition, type TodoAction } from './todo-status.js';
+import {
+  LIST_LIMIT,
+  READ_ONLY_FIELDS,
+  TODO_STATUSES,
+  type ListFiltersQuery,
+  type ListQuery,
+  type Todo,
+  type TodoPatch,
+  type TodoStatus,
+  type TodoWrite,
+} from './todo.schemas.js';
+import type { TodoRow } from './todo.table.js';
+import { todosRepository as repository, type TodoFilter } from './todos.repository.js';
+
+/** Gap left between a new todo's `order` and the last one, so clients can insert between. */
+const ORDER_STEP = 1024;
+
+/** Who is asking and how they reach us: the owner scopes every query, the base builds `url`. */
+export interface RequestContext {
+  readonly ownerId: string;
+  readonly baseUrl: string;
+}
+
+export interface TodosServiceDeps {
+  readonly cursors: CursorCodec;
+  readonly now: () => Date;
+  readonly newId: () => string;
+}
+
+export interface TodoPage {
+  readonly todos: Todo[];
+  readonly nextCursor: string | undefined;
+}
+
+/** The one mapper from a stored row to the API object. */
+export function todoRowToTodo(row: TodoRow, baseUrl: string): Todo {
+  return {
+    id: row.id,
+    url: `${baseUrl}/api/todos/${row.id}`,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    completed: row.status === 'completed',
+    completed_at: row.completed_at,
+    priority: row.priority,
+    order: row.position,
+    labels: JSON.parse(row.labels) as string[],
+    due_date: row.due_date,
+    due_at: row.due_at,
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    version: row.version,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function fieldsOf(todo: Todo): TodoFields {
+  return {
+    title: todo.title,
+    description: todo.description,
+    status: todo.status,
+    priority: todo.priority,
+    order: todo.order,
+    labels: todo.labels,
+    due_date: todo.due_date,
+    due_at: todo.due_at,
+    metadata: todo.metadata,
+  };
+}
+
+/**
+ * The status a write asks for. `completed` is an alias: `true` completes; `false` reopens a
+ * completed todo and leaves any other status alone. Sent together, the two must agree.
+ */
+function requestedStatus(
+  body: { status?: TodoStatus | undefined; completed?: boolean | undefined },
+  base: TodoStatus,
+  errors: FieldError[],
+): TodoStatus {
+  const { status, completed } = body;
+  if (status !== undefined) {
+    if (completed !== undefined && completed !== (status === 'completed')) {
+      errors.push({
+        pointer: '/completed',
+        code: 'conflict',
+        detail: `completed=${String(completed)} contradicts status "${status}"`,
+      });
+    }
+    return status;
+  }
+  if (completed === true) return 'completed';
+  if (completed === false && base === 'completed') return 'open';
+  return base;
+}
+
+/** Read-only fields may be echoed back unchanged; any difference is reported. */
+function checkReadOnlyEcho(
+  body: Partial<Record<(typeof READ_ONLY_FIELDS)[number], unknown>>,
+  current: Todo | undefined,
+  errors: FieldError[],
+): void {
+  for (const field of READ_ONLY_FIELDS) {
+    const sent = body[field];
+    if (sent === undefined) continue;
+    const same =
+      current !== undefined &&
+      (field === 'url'
+        ? typeof sent === 'string' && sent.endsWith(`/api/todos/${current.id}`)
+        : sent === current[field]);
+    if (!same) {
+      errors.push({
+        pointer: `/${field}`,
+        code: 'read-only',
+        detail: current
+          ? 'is read-only; send it unchanged or leave it out'
+          : 'is read-only and set by the server',
+      });
+    }
+  }
+}
+
+function checkPrecondition(precondition: VersionPrecondition | undefined, current: Todo): void {
+  if (precondition && !satisfies(precondition, current.version)) {
+    throw new AppError(
+      'precondition-failed',
+      `If-Match does not match the current ETag "${current.version}"; the todo changed since you read it.`,
+    );
+  }
+}
+
+function parseStatuses(raw: string | undefined): TodoStatus[] | undefined {
+  if (raw === undefined) return undefined;
+  const statuses = [...new Set(raw.split(',').map((status) => status.trim()))];
+  const unknown = statuses.filter((status) => !(TODO_STATUSES as readonly string[]).includes(status));
+  if (unknown.length > 0) {
+    const detail = `status must be a comma-separated list of: ${TODO_STATUSES.join(', ')} (unknown: ${unknown.join(', ')})`;
+    throw new AppError('invalid-parameter', detail, {
+      errors: [{ pointer: 'status', code: 'enum', detail }],
+    });
+  }
+  return (statuses as TodoStatus[]).sort();
+}
+
+function toFilter(query: ListFiltersQuery): TodoFilter {
+  return {
+    statuses: parseStatuses(query.status),
+    completed: query.completed === undefined ? undefined : query.completed === 'true',
+  };
+}
+
+/** The filters a cursor is bound to, in a canonical spelling. */
+function filterKey(filter: TodoFilter): string {
+  return JSON.stringify([filter.statuses ?? null, filter.completed ?? null]);
+}
+
+export function createTodosService(deps: TodosServiceDeps) {
+  const { cursors, now, newId } = deps;
+
+  async function load(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
+    const row = await repository.findById(db, ctx.ownerId, id);
+    if (!row) throw notFound();
+    return todoRowToTodo(row, ctx.baseUrl);
+  }
+
+  /**
+   * Stores `target` over `current`: validates the transition, keeps `completed_at` in step, and
+   * bumps `version` only when something changed (a same-state write is a no-op).
+   */
+  async function save(
+    db: Db,
+    ctx: RequestContext,
+    current: Todo,
+    target: TodoFields,
+  ): Promise<Todo> {
+    assertTransition(current.status, target.status);
+    if (stringify(target) === stringify(fieldsOf(current))) return current;
+    const timestamp = now().toISOString();
+    const completedAt =
+      target.status === 'completed'
+        ? current.status === 'completed'
+          ? current.completed_at
+          : timestamp
+        : null;
+    const row = await repository.update(db, ctx.ownerId, current.id, {
+      title: target.title,
+      description: target.description,
+      status: target.status,
+      priority: target.priority,
+      position: target.order,
+      labels: JSON.stringify(target.labels),
+      due_date: target.due_date,
+      due_at: target.due_at,
+      metadata: JSON.stringify(target.metadata),
+      completed_at: completedAt,
+      version: current.version + 1,
+      updated_at: timestamp,
+    });
+    return todoRowToTodo(row, ctx.baseUrl);
+  }
+
+  return {
+    async list(db: Db, ctx: RequestContext, query: ListQuery): Promise<TodoPage> {
+      const filter = toFilter(query);
+      const key = filterKey(filter);
+      const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, key);
+      const limit = Math.min(query.limit ?? LIST_LIMIT.default, LIST_LIMIT.max);
+      // One extra row tells whether a next page exists without a count.
+      const rows = await repository.list(db, ctx.ownerId, { filter, after, limit: limit + 1 });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const nextCursor =
+        rows.length > limit && last
+          ? cursors.encode({ position: last.position, createdAt: last.created_at, id: last.id }, key)
+          : undefined;
+      return { todos: page.map((row) => todoRowToTodo(row, ctx.baseUrl)), nextCursor };
+    },
+
+    get(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
+      return load(db, ctx, id);
+    },
+
+    async create(db: Db, ctx: RequestContext, body: TodoWrite): Promise<Todo> {
+      const errors: FieldError[] = [];
+      checkReadOnlyEcho(body, undefined, errors);
+      const status = requestedStatus(body, FIELD_DEFAULTS.status, errors);
+      const fields = normalizeFields(
+        {
+          ...FIELD_DEFAULTS,
+          ...body,
+          status,
+          order: body.order ?? ((await repository.maxOrder(db, ctx.ownerId)) ?? 0) + ORDER_STEP,
+        },
+        errors,
+      );
+      if (errors.length > 0) throw validationError(errors);
+      const timestamp = now().toISOString();
+      const row = await repository.insert(db, {
+        id: newId(),
+        owner_id: ctx.ownerId,
+        title: fields.title,
+        description: fields.description,
+        status: fields.status,
+        priority: fields.priority,
+        position: fields.order,
+        labels: JSON.stringify(fields.labels),
+        due_date: fields.due_date,
+        due_at: fields.due_at,
+        metadata: JSON.stringify(fields.metadata),
+        version: 1,
+        completed_at: fields.status === 'completed' ? timestamp : null,
+        created_at: timestamp,
+        updated_at: timestamp,
+      });
+      return todoRowToTodo(row, ctx.baseUrl);
+    },
+
+    /** PUT: every writable field from the body, omitted ones reset to their defaults. */
+    async replace(
+      db: Db,
+      ctx: RequestContext,
+      id: string,
+      body: TodoWrite,
+      precondition: VersionPrecondition | undefined,
+    ): Promise<Todo> {
+      const current = await load(db, ctx, id);
+      checkPrecondition(precondition, current);
+      const errors: FieldError[] = [];
+      checkReadOnlyEcho(body, current, errors);
+      const status = requestedStatus(body, FIELD_DEFAULTS.status, errors);
+      // `order` has no static default; an omitted one keeps the todo where it is.
+      const target = normalizeFields(
+        { ...FIELD_DEFAULTS, ...body, status, order: body.order ?? current.order },
+        errors,
+      );
+      if (errors.length > 0) throw validationError(errors);
+      return save(db, ctx, current, target);
+    },
+
+    /** PATCH: a JSON Merge Patch (RFC 7396) over the writable fields. */
+    async patch(
+      db: Db,
+      ctx: RequestContext,
+      id: string,
+      patch: TodoPatch,
+      precondition: VersionPrecondition | undefined,
+    ): Promise<Todo> {
+      const current = await load(db, ctx, id);
+      checkPrecondition(precondition, current);
+      const errors: FieldError[] = [];
+      checkReadOnlyEcho(patch, current, errors);
+      const merged: TodoFields = {
+        title: patch.title ?? current.title,
+        description: patch.description !== undefined ? patch.description : current.description,
+        status: requestedStatus(patch, current.status, errors),
+        priority: patch.priority === undefined ? current.priority : (patch.priority ?? 'none'),
+        order: patch.order ?? current.order,
+        labels: patch.labels === undefined ? current.labels : (patch.labels ?? []),
+        due_date: patch.due_date !== undefined ? patch.due_date : current.due_date,
+        due_at: patch.due_at !== undefined ? patch.due_at : current.due_at,
+        metadata: mergeMetadata(current.metadata, patch.metadata),
+      };
+      const target = normalizeFields(merged, errors);
+      if (errors.length > 0) throw validationError(errors);
+      return save(db, ctx, current, target);
+    },
+
+    async applyAction(
+      db: Db,
+      ctx: RequestContext,
+      id: string,
+      action: TodoAction,
+      precondition: VersionPrecondition | undefined,
+    ): Promise<Todo> {
+      const current = await load(db, ctx, id);
+      checkPrecondition(precondition, current);
+      return save(db, ctx, current, { ...fieldsOf(current), status: ACTIONS[action] });
+    },
+
+    async delete(
+      db: Db,
+      ctx: RequestContext,
+      id: string,
+      precondition: VersionPrecondition | undefined,
+    ): Promise<void> {
+      const current = await load(db, ctx, id);
+      checkPrecondition(precondition, current);
+      await repository.delete(db, ctx.ownerId, id);
+    },
+
+    deleteMatching(db: Db, ctx: RequestContext, query: ListFiltersQuery): Promise<number> {
+      return repository.deleteMatching(db, ctx.ownerId, toFilter(query));
+    },
+  };
+}
+
+/** RFC 7396 on the one nested object: `null` removes the whole map, a `null` value one key. */
+function mergeMetadata(
+  current: Readonly<Record<string, string>>,
+  patch: TodoPatch['metadata'],
+): Record<string, string> {
+  if (patch === undefined) return { ...current };
+  if (patch === null) return {};
+  const merged: Record<string, string> = { ...current };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged;
+}
+
+export type TodosService = ReturnType<typeof createTodosService>;
