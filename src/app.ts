@@ -11,22 +11,24 @@ import { healthRoutes } from './health/health.routes.js';
 import { AppError } from './http/app-error.js';
 import { assertAcceptsJson } from './http/content-negotiation.js';
 import { corsOptions } from './http/cors.js';
-import {
-  clientErrorHandler,
-  errorHandler,
-  sendProblem,
-  toAppError,
-} from './http/error-handler.js';
+import { clientErrorHandler, errorHandler, sendProblem, toAppError } from './http/error-handler.js';
 import { parseJsonBody } from './http/json-body.js';
 import { requestIdOf } from './http/request-id.js';
 import { pathOf } from './http/request-context.js';
-import { createRouteIndex } from './http/route-index.js';
+import { createRouteIndex, type RouteIndex } from './http/route-index.js';
 import { validatorCompiler } from './http/validation.js';
 import { createIdempotency } from './idempotency/idempotency.js';
 import { problemsRoutes } from './problems/problems.routes.js';
 import { createCursorCodec } from './todos/todo-cursor.js';
 import { todosRoutes } from './todos/todos.routes.js';
 import { createTodosService } from './todos/todos.service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route and its methods: answers 405s, and lets tests enumerate the API. */
+    readonly routeIndex: RouteIndex;
+  }
+}
 
 export interface AppDeps {
   readonly config: Config;
@@ -80,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  app.decorate('routeIndex', routeIndex);
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
 

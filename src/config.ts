@@ -89,7 +89,10 @@ function corsOrigins(raw: string, name: string): Config['corsOrigins'] {
   for (const origin of origins) {
     const url = URL.canParse(origin) ? new URL(origin) : undefined;
     if (!url || url.origin !== origin) {
-      throw new ConfigError(name, `has "${origin}", which is not an origin like https://app.example`);
+      throw new ConfigError(
+        name,
+        `has "${origin}", which is not an origin like https://app.example`,
+      );
     }
   }
   return origins;

@@ -14,8 +14,6 @@ try {
     await database.close();
   }
 } catch (error) {
-  console.error(
-    error instanceof ConfigError ? `Invalid configuration: ${error.message}` : error,
-  );
+  console.error(error instanceof ConfigError ? `Invalid configuration: ${error.message}` : error);
   process.exitCode = 1;
 }

@@ -18,6 +18,6 @@ export async function migrateToLatest(db: Db): Promise<readonly MigrationResult[
     provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
   return results ?? [];
 }

@@ -44,7 +44,14 @@ export async function openApiRoute(app: FastifyInstance): Promise<void> {
         operationId: 'getOpenApi',
         summary: 'This OpenAPI 3.1 document',
         tags: ['meta'],
-        response: { 200: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: Type.Object({}, { additionalProperties: true }) } } } },
+        response: {
+          200: {
+            description: 'OpenAPI 3.1',
+            content: {
+              'application/json': { schema: Type.Object({}, { additionalProperties: true }) },
+            },
+          },
+        },
       },
     },
     async (_request, reply) => reply.type('application/json').send(JSON.stringify(app.swagger())),

@@ -49,7 +49,10 @@ function validationProblem(error: FastifyError): AppError {
     }
     case 'querystring': {
       // Query pointers name the parameter, without the JSON Pointer slash.
-      const parameters = fieldErrors.map((field) => ({ ...field, pointer: field.pointer.slice(1) }));
+      const parameters = fieldErrors.map((field) => ({
+        ...field,
+        pointer: field.pointer.slice(1),
+      }));
       const unknown = parameters.filter((field) => field.code === 'additionalProperties');
       if (unknown.length > 0) {
         return new AppError(

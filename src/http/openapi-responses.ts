@@ -15,7 +15,9 @@ export const HEADERS = {
   etag: header('Strong entity tag of the todo: its version in quotes.'),
   location: header('Absolute URL of the created todo.'),
   link: header('RFC 8288 pagination: `<…>; rel="next"` while more pages follow.'),
-  replayed: header('`true` when this is the stored response of an earlier request with the same Idempotency-Key.'),
+  replayed: header(
+    '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
+  ),
   requestId: header('The request id, echoed or generated; quote it when reporting a problem.'),
 } as const;
 

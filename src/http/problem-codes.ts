@@ -48,7 +48,8 @@ export const PROBLEM_CODES = {
   'method-not-allowed': {
     status: 405,
     title: 'Method not allowed',
-    description: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
+    description:
+      'The path exists but not with this method; the `Allow` header lists the methods it has.',
   },
   'not-acceptable': {
     status: 406,

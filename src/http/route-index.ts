@@ -6,6 +6,8 @@ export interface RouteIndex {
   add(method: string, url: string): void;
   /** Methods registered for a concrete path, sorted; empty when no route matches it. */
   allowedMethods(path: string): string[];
+  /** Every registered route but wildcards, as Fastify spells it (`/api/todos/:id`). */
+  routes(): { method: string; url: string }[];
 }
 
 function patternOf(url: string): RegExp {
@@ -35,6 +37,11 @@ export function createRouteIndex(): RouteIndex {
       }
       if (methods.size > 0) methods.add('OPTIONS');
       return [...methods].sort();
+    },
+    routes() {
+      return [...routes].flatMap(([url, { methods }]) =>
+        [...methods].map((method) => ({ method, url })),
+      );
     },
   };
 }

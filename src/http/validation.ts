@@ -86,10 +86,10 @@ export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpP
 
 function pointerOf(error: ErrorObject): string {
   if (error.keyword === 'required') {
-    return `${error.instancePath}/${String((error.params as { missingProperty: string }).missingProperty)}`;
+    return `${error.instancePath}/${(error.params as { missingProperty: string }).missingProperty}`;
   }
   if (error.keyword === 'additionalProperties') {
-    return `${error.instancePath}/${String((error.params as { additionalProperty: string }).additionalProperty)}`;
+    return `${error.instancePath}/${(error.params as { additionalProperty: string }).additionalProperty}`;
   }
   return error.instancePath;
 }

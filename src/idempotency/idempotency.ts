@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { Database, Db } from '../db/database.js';
 import { AppError } from '../http/app-error.js';
-import { idempotencyRepository as repository, type IdempotencyScope } from './idempotency.repository.js';
+import {
+  idempotencyRepository as repository,
+  type IdempotencyScope,
+} from './idempotency.repository.js';
 
 /** A response as a write route produces it, and as a replay reproduces it. */
 export interface WriteResponse {
@@ -130,9 +133,7 @@ export function createIdempotency(deps: {
 
     /** Forgets keys past their retention; returns how many were removed. */
     purgeExpired(): Promise<number> {
-      return database.writeTransaction((trx) =>
-        repository.deleteExpired(trx, now().toISOString()),
-      );
+      return database.writeTransaction((trx) => repository.deleteExpired(trx, now().toISOString()));
     },
   };
 }

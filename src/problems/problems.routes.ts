@@ -53,11 +53,23 @@ function indexPage(): string {
 
 /** Human-readable documentation of every problem code: the target of each problem's `type`. */
 export const problemsRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const html = { 200: { description: 'HTML documentation.', content: { 'text/html': { schema: Type.String() } } } };
+  const html = {
+    200: {
+      description: 'HTML documentation.',
+      content: { 'text/html': { schema: Type.String() } },
+    },
+  };
 
   app.get(
     '/problems',
-    { schema: { operationId: 'listProblemCodes', summary: 'Every problem code', tags: TAGS, response: html } },
+    {
+      schema: {
+        operationId: 'listProblemCodes',
+        summary: 'Every problem code',
+        tags: TAGS,
+        response: html,
+      },
+    },
     async (_request, reply) => reply.type('text/html; charset=utf-8').send(indexPage()),
   );
 
@@ -74,7 +86,8 @@ export const problemsRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (request, reply) => {
       const { code } = request.params;
-      if (!isProblemCode(code)) throw new AppError('not-found', `There is no problem code "${code}".`);
+      if (!isProblemCode(code))
+        throw new AppError('not-found', `There is no problem code "${code}".`);
       return reply.type('text/html; charset=utf-8').send(codePage(code));
     },
   );

@@ -26,8 +26,10 @@ export const FIELD_DEFAULTS = {
 } as const satisfies Partial<TodoFields>;
 
 // C0 and C1 control characters. Titles and labels are single-line; descriptions keep tab, LF, CR.
+/* eslint-disable no-control-regex -- matching control characters is the point */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 const CONTROL_EXCEPT_WHITESPACE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/u;
+/* eslint-enable no-control-regex */
 
 function codePoints(text: string): number {
   let count = 0;
@@ -49,7 +51,11 @@ function normalizeText(
   let value = text.normalize('NFC');
   if (rule.trim) value = value.trim();
   if (rule.control.test(value)) {
-    errors.push({ pointer, code: 'control-character', detail: 'must not contain control characters' });
+    errors.push({
+      pointer,
+      code: 'control-character',
+      detail: 'must not contain control characters',
+    });
   }
   const length = codePoints(value);
   if (length < rule.min) {
@@ -110,7 +116,11 @@ export function normalizeDueAt(dueAt: string | null, errors: FieldError[]): stri
   if (dueAt === null) return null;
   const time = Date.parse(dueAt);
   if (Number.isNaN(time)) {
-    errors.push({ pointer: '/due_at', code: 'format', detail: 'must be a valid RFC 3339 date-time' });
+    errors.push({
+      pointer: '/due_at',
+      code: 'format',
+      detail: 'must be a valid RFC 3339 date-time',
+    });
     return dueAt;
   }
   return new Date(time).toISOString();

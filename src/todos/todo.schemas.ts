@@ -52,13 +52,10 @@ const OrderSchema = Type.Number({
   maximum: LIMITS.orderMagnitude,
   description: 'Client-controlled position, returned exactly as sent. Default: last + 1024.',
 });
-const LabelsSchema = Type.Array(
-  Type.String({ minLength: 1, maxLength: LIMITS.labelLength }),
-  {
-    maxItems: LIMITS.labels,
-    description: 'Trimmed, NFC; duplicates that differ only in case are dropped (first kept).',
-  },
-);
+const LabelsSchema = Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.labelLength }), {
+  maxItems: LIMITS.labels,
+  description: 'Trimmed, NFC; duplicates that differ only in case are dropped (first kept).',
+});
 const DueDateSchema = Type.String({
   format: 'date',
   description: 'All-day due date (YYYY-MM-DD). Not together with due_at.',

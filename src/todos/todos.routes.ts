@@ -100,7 +100,7 @@ function sendWrite(reply: FastifyReply, response: WriteResponse, replayed: boole
 function nextLink(base: string, query: ListQuery, cursor: string): string {
   const params = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined && name !== 'cursor') params.set(name, String(value));
+    if (name !== 'cursor') params.set(name, String(value));
   }
   params.set('cursor', cursor);
   return `<${base}/api/todos?${params.toString()}>; rel="next"`;
@@ -148,14 +148,20 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         querystring: ListQuerySchema,
         response: {
           200: jsonResponse(Type.Array(TodoSchema), 'One page of todos.', { Link: HEADERS.link }),
-          ...problemResponses(['invalid-parameter', 'unknown-parameter', 'invalid-cursor', 'not-acceptable']),
+          ...problemResponses([
+            'invalid-parameter',
+            'unknown-parameter',
+            'invalid-cursor',
+            'not-acceptable',
+          ]),
         },
       },
     },
     async (request, reply) => {
       const ctx = contextOf(request);
       const page = await service.list(database.db, ctx, request.query);
-      if (page.nextCursor) void reply.header('link', nextLink(ctx.baseUrl, request.query, page.nextCursor));
+      if (page.nextCursor)
+        void reply.header('link', nextLink(ctx.baseUrl, request.query, page.nextCursor));
       return page.todos;
     },
   );
@@ -241,7 +247,8 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
       const todo = await service.get(database.db, contextOf(request), request.params.id);
       const etag = etagOf(todo.version);
       void reply.header('etag', etag);
-      if (ifNoneMatchHits(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      if (ifNoneMatchHits(request.headers['if-none-match'], etag))
+        return reply.code(304).send(null);
       return todo;
     },
   );

@@ -138,7 +138,9 @@ function checkPrecondition(precondition: VersionPrecondition | undefined, curren
 function parseStatuses(raw: string | undefined): TodoStatus[] | undefined {
   if (raw === undefined) return undefined;
   const statuses = [...new Set(raw.split(',').map((status) => status.trim()))];
-  const unknown = statuses.filter((status) => !(TODO_STATUSES as readonly string[]).includes(status));
+  const unknown = statuses.filter(
+    (status) => !(TODO_STATUSES as readonly string[]).includes(status),
+  );
   if (unknown.length > 0) {
     const detail = `status must be a comma-separated list of: ${TODO_STATUSES.join(', ')} (unknown: ${unknown.join(', ')})`;
     throw new AppError('invalid-parameter', detail, {
@@ -217,7 +219,10 @@ export function createTodosService(deps: TodosServiceDeps) {
       const last = page.at(-1);
       const nextCursor =
         rows.length > limit && last
-          ? cursors.encode({ position: last.position, createdAt: last.created_at, id: last.id }, key)
+          ? cursors.encode(
+              { position: last.position, createdAt: last.created_at, id: last.id },
+              key,
+            )
           : undefined;
       return { todos: page.map((row) => todoRowToTodo(row, ctx.baseUrl)), nextCursor };
     },
@@ -347,12 +352,12 @@ function mergeMetadata(
 ): Record<string, string> {
   if (patch === undefined) return { ...current };
   if (patch === null) return {};
-  const merged: Record<string, string> = { ...current };
+  const merged = new Map(Object.entries(current));
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete merged[key];
-    else merged[key] = value;
+    if (value === null) merged.delete(key);
+    else merged.set(key, value);
   }
-  return merged;
+  return Object.fromEntries(merged);
 }
 
 export type TodosService = ReturnType<typeof createTodosService>;

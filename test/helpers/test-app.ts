@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { createDatabase } from '../../src/db/create-database.js';
+import type { Database } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrator.js';
+import { assertMatchesOpenApi } from './openapi-contract.js';
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly database: Database;
+  readonly config: Config;
+  /** Folder holding this app's SQLite file; removed by `close`. */
+  readonly directory: string;
+  /**
+   * `app.inject`, plus the contract check: every response must match the OpenAPI document's
+   * schema for its operation and status (pass `contract: false` for deliberate off-spec probes).
+   */
+  inject(options: InjectOptions, check?: { contract?: boolean }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  /** Environment overrides, as the server would read them. */
+  readonly env?: Readonly<Record<string, string>>;
+  readonly now?: () => Date;
+}
+
+/** A fresh app over a fresh SQLite file in a temporary folder: real database, no mocks. */
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const directory = mkdtempSync(join(tmpdir(), 'todo-api-test-'));
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
+    PUBLIC_BASE_URL: 'http://todo.test',
+    ...options.env,
+  });
+  const database = createDatabase(config.databaseUrl);
+  await migrateToLatest(database.db);
+  const app = await buildApp({ config, database, logger: false, now: options.now });
+  await app.ready();
+
+  return {
+    app,
+    database,
+    config,
+    directory,
+    async inject(injectOptions, check = {}) {
+      const response = await app.inject(injectOptions);
+      if (check.contract !== false) assertMatchesOpenApi(app, injectOptions, response);
+      return response;
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
