@@ -64,7 +64,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers.authorization'] },
     genReqId: requestIdOf,
     requestIdHeader: false,
-    requestIdLogLabel: 'request_id',
     bodyLimit: config.bodyLimit,
     return503OnClosing: true,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -122,12 +121,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
-    if (request.url.length > config.maxUrlLength) {
-      throw new AppError(
-        'uri-too-long',
-        `The request target exceeds ${config.maxUrlLength} bytes.`,
-      );
-    }
+  });
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
   });
   app.addHook('onSend', async (request, reply) => {
     if (!reply.hasHeader('cache-control')) {
@@ -135,9 +132,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       const cacheable = request.method === 'GET' || request.method === 'HEAD';
       void reply.header('cache-control', cacheable ? 'private, no-cache' : 'no-store');
     }
+    // While shutting down, requests in flight close their connection when answered, so that
+    // server.close() does not wait for the keep-alive timeout of each one.
+    if (closing) void reply.header('connection', 'close');
   });
 
   await app.register(cors, corsOptions(config));
+  // After the CORS hook, so that a 414 carries CORS headers like every other problem.
+  app.addHook('onRequest', async (request) => {
+    if (request.url.length > config.maxUrlLength) {
+      throw new AppError(
+        'uri-too-long',
+        `The request target exceeds ${config.maxUrlLength} bytes.`,
+      );
+    }
+  });
   await registerOpenApi(app);
 
   const cursorSecret =

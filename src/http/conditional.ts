@@ -1,3 +1,5 @@
+import type { FastifyReply } from 'fastify';
+
 /**
  * Entity tags and conditional requests (RFC 9110 §8.8.3, §13). A todo's strong ETag is its
  * version in quotes, so it changes exactly when the todo does.
@@ -42,4 +44,12 @@ export function ifNoneMatchHits(header: string | undefined, etag: string): boole
   if (header.trim() === '*') return true;
   const opaque = etag.slice(1, -1);
   return entityTags(header).some((tag) => tag.opaque === opaque);
+}
+
+/**
+ * Ends a 204 or 304 without a body. No serializer runs, so no `null` payload, `Content-Type` or
+ * `Content-Length` is sent (a 304 carries only the validators, RFC 9110 §15.4.5).
+ */
+export function sendWithoutBody(reply: FastifyReply, statusCode: 204 | 304): FastifyReply {
+  return reply.code(statusCode).send();
 }

@@ -115,7 +115,8 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
   });
   void reply
     .code(error.status)
-    .headers({ ...error.options.headers, 'cache-control': 'no-store' })
+    // Set here too: framework errors (bad URL, over-long param) are answered before onRequest.
+    .headers({ ...error.options.headers, 'cache-control': 'no-store', 'x-request-id': request.id })
     .type(PROBLEM_MEDIA_TYPE)
     .send(JSON.stringify(document));
 }

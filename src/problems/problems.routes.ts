@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { AppError } from '../http/app-error.js';
+import { problemResponses } from '../http/openapi-responses.js';
 import { PROBLEM_CODES, isProblemCode, type ProblemCode } from '../http/problem-codes.js';
 
 const TAGS = ['problems'];
@@ -81,7 +82,7 @@ export const problemsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         summary: 'What one problem code means',
         tags: TAGS,
         params: Type.Object({ code: Type.String({ maxLength: 64 }) }),
-        response: html,
+        response: { ...html, ...problemResponses(['not-found']) },
       },
     },
     async (request, reply) => {

@@ -123,7 +123,18 @@ export function normalizeDueAt(dueAt: string | null, errors: FieldError[]): stri
     });
     return dueAt;
   }
-  return new Date(time).toISOString();
+  const utc = new Date(time).toISOString();
+  // An offset can push a year-0000 or year-9999 time out of RFC 3339's four-digit years
+  // (toISOString then writes `-000001-…` or `+010000-…`), which no client could parse.
+  if (!/^\d{4}-/.test(utc)) {
+    errors.push({
+      pointer: '/due_at',
+      code: 'format',
+      detail: 'must fall within the years 0000–9999 in UTC',
+    });
+    return dueAt;
+  }
+  return utc;
 }
 
 export function normalizeMetadata(

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { ownerIdOf } from '../auth/owner.js';
 import type { Database } from '../db/database.js';
 import { AppError } from '../http/app-error.js';
-import { etagOf, ifNoneMatchHits, parseIfMatch } from '../http/conditional.js';
+import { etagOf, ifNoneMatchHits, parseIfMatch, sendWithoutBody } from '../http/conditional.js';
 import {
   BODY_PROBLEMS,
   HEADERS,
@@ -219,7 +219,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
     async (request, reply) => {
       const ctx = contextOf(request);
       await database.writeTransaction((trx) => service.deleteMatching(trx, ctx, request.query));
-      return reply.code(204).send(null);
+      return sendWithoutBody(reply, 204);
     },
   );
 
@@ -248,7 +248,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
       const etag = etagOf(todo.version);
       void reply.header('etag', etag);
       if (ifNoneMatchHits(request.headers['if-none-match'], etag))
-        return reply.code(304).send(null);
+        return sendWithoutBody(reply, 304);
       return todo;
     },
   );
@@ -350,7 +350,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
       await database.writeTransaction((trx) =>
         service.delete(trx, ctx, request.params.id, precondition),
       );
-      return reply.code(204).send(null);
+      return sendWithoutBody(reply, 204);
     },
   );
 
@@ -389,7 +389,8 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         const precondition = parseIfMatch(request.headers['if-match']);
         const { response, replayed } = await idempotency.run(
           idempotencyScope(request),
-          request.body ?? null,
+          // No body and `{}` are the same (empty) input, so they share one fingerprint.
+          null,
           async (trx) =>
             todoResponse(
               await service.applyAction(trx, ctx, request.params.id, action, precondition),

@@ -6,6 +6,7 @@ import type { CursorCodec } from './todo-cursor.js';
 import { FIELD_DEFAULTS, normalizeFields, type TodoFields } from './todo-fields.js';
 import { ACTIONS, assertTransition, type TodoAction } from './todo-status.js';
 import {
+  LIMITS,
   LIST_LIMIT,
   READ_ONLY_FIELDS,
   TODO_STATUSES,
@@ -240,7 +241,13 @@ export function createTodosService(deps: TodosServiceDeps) {
           ...FIELD_DEFAULTS,
           ...body,
           status,
-          order: body.order ?? ((await repository.maxOrder(db, ctx.ownerId)) ?? 0) + ORDER_STEP,
+          // Capped at the largest allowed `order`, so that the todo can be sent back in a PUT.
+          order:
+            body.order ??
+            Math.min(
+              ((await repository.maxOrder(db, ctx.ownerId)) ?? 0) + ORDER_STEP,
+              LIMITS.orderMagnitude,
+            ),
         },
         errors,
       );

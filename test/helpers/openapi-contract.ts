@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -13,6 +13,17 @@ interface ResponseObject {
 interface OperationObject {
   responses?: Record<string, ResponseObject>;
 }
+/** The parts of a request and response the check reads: fits `inject` and `fetch` alike. */
+export interface ExchangeRequest {
+  readonly method?: string;
+  readonly url?: string;
+}
+export interface ExchangeResponse {
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, unknown>>;
+  readonly body: string;
+}
+
 export interface OpenApiDocument {
   paths: Record<string, Record<string, OperationObject>>;
 }
@@ -44,14 +55,16 @@ export function findPathTemplate(document: OpenApiDocument, path: string): strin
  */
 export function assertMatchesOpenApi(
   app: FastifyInstance,
-  request: InjectOptions,
-  response: LightMyRequestResponse,
+  request: ExchangeRequest,
+  response: ExchangeResponse,
 ): void {
   const document = app.swagger() as unknown as OpenApiDocument;
-  const url = typeof request.url === 'string' ? request.url : (request.path ?? '/');
+  const url = request.url ?? '/';
   const path = new URL(url, 'http://x').pathname;
   const method = (request.method ?? 'GET').toLowerCase();
-  const contentType = String(response.headers['content-type'] ?? '').split(';')[0] ?? '';
+  const rawContentType = response.headers['content-type'];
+  const contentType =
+    (typeof rawContentType === 'string' ? rawContentType : '').split(';')[0] ?? '';
   const template = findPathTemplate(document, path);
   const operation = template ? document.paths[template]?.[method] : undefined;
 
