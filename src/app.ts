@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -33,8 +34,10 @@ declare module 'fastify' {
 export interface AppDeps {
   readonly config: Config;
   readonly database: Database;
-  /** Tests pass their own logger or `false`; the server passes none and gets pino. */
-  readonly logger?: FastifyServerOptions['logger'];
+  /** `false` silences logging (most tests); otherwise pino writes JSON lines to `logStream`. */
+  readonly logger?: false;
+  /** Where log lines go; standard output by default. */
+  readonly logStream?: DestinationStream;
   readonly now?: () => Date;
 }
 
@@ -61,7 +64,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routeIndex = createRouteIndex();
 
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel, redact: ['req.headers.authorization'] },
+    logger: deps.logger ?? {
+      level: config.logLevel,
+      redact: ['req.headers.authorization'],
+      ...(deps.logStream ? { stream: deps.logStream } : {}),
+    },
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: config.bodyLimit,

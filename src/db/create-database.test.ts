@@ -1,0 +1,94 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createDatabase } from './create-database.js';
+import type { Database } from './database.js';
+import { migrateToLatest } from './migrator.js';
+
+describe('createDatabase (SQLite)', () => {
+  let directory: string;
+  let path: string;
+  let database: Database;
+
+  beforeEach(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'todo-api-db-'));
+    path = join(directory, 'nested', 'todos.db');
+    database = createDatabase(`sqlite:${path}`);
+    await migrateToLatest(database.db);
+  });
+  afterEach(async () => {
+    await database.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('creates the file and its folder, in WAL mode with synchronous=FULL and foreign keys on', async () => {
+    expect(statSync(path).isFile()).toBe(true);
+    const pragma = async (name: string) =>
+      (
+        await sql<Record<string, unknown>>`select * from ${sql.raw(`pragma_${name}`)}`.execute(
+          database.db,
+        )
+      ).rows[0];
+    expect(await pragma('journal_mode')).toEqual({ journal_mode: 'wal' });
+    // 2 = FULL: the WAL is fsynced on every commit, so acknowledged writes survive power loss.
+    expect(await pragma('synchronous')).toEqual({ synchronous: 2 });
+    expect(await pragma('foreign_keys')).toEqual({ foreign_keys: 1 });
+    expect(await pragma('busy_timeout')).toEqual({ timeout: 5000 });
+  });
+
+  it('takes the write lock when a transaction begins (BEGIN IMMEDIATE), before any write', async () => {
+    const other = new SqliteDatabase(path, { timeout: 0 });
+    try {
+      await database.writeTransaction(async (trx) => {
+        // Only a read so far; a deferred transaction would not hold the lock yet.
+        await trx.selectFrom('todos').select('id').execute();
+        expect(() => other.exec('begin immediate')).toThrow(/locked|busy/i);
+      });
+      other.exec('begin immediate');
+      other.exec('rollback');
+    } finally {
+      other.close();
+    }
+  });
+
+  it('rolls the whole transaction back when the work fails', async () => {
+    const insert = (trx: Database['db'], id: string) =>
+      trx.insertInto('settings').values({ key: id, value: 'x' }).execute();
+    await expect(
+      database.writeTransaction(async (trx) => {
+        await insert(trx, 'first');
+        await insert(trx, 'first');
+      }),
+    ).rejects.toThrow();
+    const rows = await database.db
+      .selectFrom('settings')
+      .selectAll()
+      .where('key', '=', 'first')
+      .execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('checkpoints the WAL into the main file on close', async () => {
+    await database.db.insertInto('settings').values({ key: 'k', value: 'v' }).execute();
+    expect(statSync(`${path}-wal`).size).toBeGreaterThan(0);
+    await database.close();
+    const walSize = (() => {
+      try {
+        return statSync(`${path}-wal`).size;
+      } catch {
+        return 0;
+      }
+    })();
+    expect(walSize).toBe(0);
+    database = createDatabase(`sqlite:${path}`);
+    const row = await database.db
+      .selectFrom('settings')
+      .selectAll()
+      .where('key', '=', 'k')
+      .executeTakeFirst();
+    expect(row).toEqual({ key: 'k', value: 'v' });
+  });
+});
