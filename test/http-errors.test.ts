@@ -1,36 +1,12 @@
 import { sql } from 'kysely';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PROBLEM_CODES, type ProblemCode } from '../src/http/problem-codes.js';
-import type { Problem } from '../src/http/problem.js';
+import { expectProblem } from './helpers/problem-assertions.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const PROBLEM_KEYS = ['code', 'detail', 'instance', 'request_id', 'status', 'title', 'type'];
-
-/** Asserts the RFC 9457 shape every error of this service has, and returns the document. */
-function expectProblem(
-  response: LightMyRequestResponse,
-  status: number,
-  code: ProblemCode,
-  instance: string,
-): Problem {
-  expect(response.statusCode, response.body).toBe(status);
-  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-  expect(response.headers['cache-control']).toBe('no-store');
-  const problem = response.json<Problem>();
-  expect(problem).toMatchObject({
-    type: `/problems/${code}`,
-    title: PROBLEM_CODES[code].title,
-    status,
-    code,
-    instance,
-  });
-  expect(problem.detail.length).toBeGreaterThan(0);
-  expect(problem.request_id).toBe(response.headers['x-request-id']);
-  return problem;
-}
 
 /** A JSON text nesting `levels` objects: `{"a":{"a":…{}}}`. */
 function nestedObjects(levels: number): string {
@@ -60,19 +36,19 @@ describe('HTTP errors (inject)', () => {
   describe('routing', () => {
     it('returns 404 not-found as a problem for an unknown route', async () => {
       const response = await t.inject({ method: 'GET', url: '/no/such/route' });
-      expectProblem(response, 404, 'not-found', '/no/such/route');
+      expectProblem(response, 404, 'not-found', { instance: '/no/such/route' });
     });
 
     it('uses the path without the query string as instance', async () => {
       const response = await t.inject({ method: 'GET', url: '/nowhere?secret=1' });
-      expectProblem(response, 404, 'not-found', '/nowhere');
+      expectProblem(response, 404, 'not-found', { instance: '/nowhere' });
     });
 
     it.each(['PATCH', 'PUT'] as const)(
       'returns 405 with Allow for %s /api/todos',
       async (method) => {
         const response = await t.inject({ method, url: '/api/todos' });
-        expectProblem(response, 405, 'method-not-allowed', '/api/todos');
+        expectProblem(response, 405, 'method-not-allowed', { instance: '/api/todos' });
         const allow = String(response.headers.allow).split(', ');
         expect(allow).toEqual(expect.arrayContaining(['GET', 'POST', 'DELETE', 'OPTIONS']));
         expect(allow).not.toContain(method);
@@ -81,7 +57,7 @@ describe('HTTP errors (inject)', () => {
 
     it('returns 405 with Allow for POST on a todo', async () => {
       const response = await t.inject({ method: 'POST', url: '/api/todos/some-id' });
-      expectProblem(response, 405, 'method-not-allowed', '/api/todos/some-id');
+      expectProblem(response, 405, 'method-not-allowed', { instance: '/api/todos/some-id' });
       expect(String(response.headers.allow).split(', ')).toEqual(
         expect.arrayContaining(['GET', 'PUT', 'PATCH', 'DELETE']),
       );
@@ -94,13 +70,13 @@ describe('HTTP errors (inject)', () => {
       ['200 characters long', `/api/todos/${'a'.repeat(200)}`],
     ])('returns 404 for an id that is %s', async (_label, url) => {
       const response = await t.inject({ method: 'GET', url });
-      expectProblem(response, 404, 'not-found', url);
+      expectProblem(response, 404, 'not-found', { instance: url });
     });
 
     it('returns 400 malformed-request for a bad percent-escape in the path', async () => {
       const url = '/api/todos/%E0%A4%A';
       const response = await t.inject({ method: 'GET', url });
-      expectProblem(response, 400, 'malformed-request', url);
+      expectProblem(response, 400, 'malformed-request', { instance: url });
     });
   });
 
@@ -111,7 +87,7 @@ describe('HTTP errors (inject)', () => {
         url: '/api/todos',
         headers: { accept: 'text/html' },
       });
-      expectProblem(response, 406, 'not-acceptable', '/api/todos');
+      expectProblem(response, 406, 'not-acceptable', { instance: '/api/todos' });
     });
 
     it.each(['*/*', 'application/*', 'application/json;q=0.5, text/html', ''])(
@@ -130,7 +106,7 @@ describe('HTTP errors (inject)', () => {
         headers: { 'content-type': 'text/plain' },
         payload: 'buy milk',
       });
-      expectProblem(response, 415, 'unsupported-media-type', '/api/todos');
+      expectProblem(response, 415, 'unsupported-media-type', { instance: '/api/todos' });
     });
 
     it('returns 415 for application/merge-patch+json on POST', async () => {
@@ -140,7 +116,7 @@ describe('HTTP errors (inject)', () => {
         headers: { 'content-type': 'application/merge-patch+json' },
         payload: '{"title":"a"}',
       });
-      expectProblem(response, 415, 'unsupported-media-type', '/api/todos');
+      expectProblem(response, 415, 'unsupported-media-type', { instance: '/api/todos' });
     });
 
     it('returns 415 for a body declared charset=latin1', async () => {
@@ -150,7 +126,9 @@ describe('HTTP errors (inject)', () => {
         headers: { 'content-type': 'application/json; charset=latin1' },
         payload: '{"title":"a"}',
       });
-      const problem = expectProblem(response, 415, 'unsupported-media-type', '/api/todos');
+      const problem = expectProblem(response, 415, 'unsupported-media-type', {
+        instance: '/api/todos',
+      });
       expect(problem.detail).toContain('latin1');
     });
 
@@ -182,7 +160,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload: '{"title":',
       });
-      expectProblem(response, 400, 'malformed-json', '/api/todos');
+      expectProblem(response, 400, 'malformed-json', { instance: '/api/todos' });
     });
 
     it('returns 400 malformed-json for invalid UTF-8 inside a string', async () => {
@@ -197,7 +175,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload,
       });
-      const problem = expectProblem(response, 400, 'malformed-json', '/api/todos');
+      const problem = expectProblem(response, 400, 'malformed-json', { instance: '/api/todos' });
       expect(problem.detail).toMatch(/UTF-8/);
       const list = await t.inject({ method: 'GET', url: '/api/todos' });
       expect(list.json()).toEqual([]);
@@ -210,7 +188,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload: `{"title":"a","metadata":${nestedObjects(32)}}`,
       });
-      const problem = expectProblem(response, 400, 'malformed-json', '/api/todos');
+      const problem = expectProblem(response, 400, 'malformed-json', { instance: '/api/todos' });
       expect(problem.detail).toMatch(/32 levels/);
     });
 
@@ -221,7 +199,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload: `{"title":"a","metadata":${nestedObjects(31)}}`,
       });
-      const problem = expectProblem(response, 422, 'validation-error', '/api/todos');
+      const problem = expectProblem(response, 422, 'validation-error', { instance: '/api/todos' });
       expect(problem.errors?.[0]?.pointer).toMatch(/^\/metadata/);
     });
 
@@ -234,7 +212,7 @@ describe('HTTP errors (inject)', () => {
       for (const url of ['/api/todos', '/api/todos/01a1fe80-9e7e-701f-975b-c311c00148bc']) {
         const method = url === '/api/todos' ? 'POST' : 'PATCH';
         const response = await t.inject({ method, url, headers: JSON_HEADERS, payload });
-        const problem = expectProblem(response, 400, 'malformed-json', url);
+        const problem = expectProblem(response, 400, 'malformed-json', { instance: url });
         expect(problem.detail).toMatch(/"(__proto__|constructor|prototype)"/);
       }
       expect(({} as Record<string, unknown>).x).toBeUndefined();
@@ -251,7 +229,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload,
       });
-      expectProblem(response, 413, 'payload-too-large', '/api/todos');
+      expectProblem(response, 413, 'payload-too-large', { instance: '/api/todos' });
     });
 
     it('parses a body of exactly 64 KiB (then 422 for the too long description)', async () => {
@@ -264,7 +242,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload,
       });
-      expectProblem(response, 422, 'validation-error', '/api/todos');
+      expectProblem(response, 422, 'validation-error', { instance: '/api/todos' });
     });
   });
 
@@ -274,7 +252,7 @@ describe('HTTP errors (inject)', () => {
       const url = base + 'a'.repeat(8193 - base.length);
       expect(url.length).toBe(8193);
       const response = await t.inject({ method: 'GET', url });
-      expectProblem(response, 414, 'uri-too-long', '/api/todos');
+      expectProblem(response, 414, 'uri-too-long', { instance: '/api/todos' });
       expect(response.headers['access-control-allow-origin']).toBe('*');
     });
 
@@ -283,14 +261,16 @@ describe('HTTP errors (inject)', () => {
       const url = base + 'a'.repeat(8192 - base.length);
       expect(url.length).toBe(8192);
       const response = await t.inject({ method: 'GET', url });
-      expectProblem(response, 404, 'not-found', '/nowhere');
+      expectProblem(response, 404, 'not-found', { instance: '/nowhere' });
     });
 
     it.each(['Infinity', '-Infinity', '1e309', 'NaN', '0x10', '1e2', ''])(
       'returns 400 invalid-parameter for limit=%s',
       async (limit) => {
         const response = await t.inject({ method: 'GET', url: `/api/todos?limit=${limit}` });
-        const problem = expectProblem(response, 400, 'invalid-parameter', '/api/todos');
+        const problem = expectProblem(response, 400, 'invalid-parameter', {
+          instance: '/api/todos',
+        });
         expect(problem.errors?.map((error) => error.pointer)).toEqual(['limit']);
       },
     );
@@ -309,7 +289,7 @@ describe('HTTP errors (inject)', () => {
         url: '/api/todos',
         headers: { 'x-request-id': 'trace-500' },
       });
-      const problem = expectProblem(response, 500, 'internal', '/api/todos');
+      const problem = expectProblem(response, 500, 'internal', { instance: '/api/todos' });
       expect(Object.keys(problem).sort()).toEqual(PROBLEM_KEYS);
       expect(problem.detail).toBe('The server failed to handle this request.');
       expect(problem.request_id).toBe('trace-500');
@@ -324,7 +304,7 @@ describe('HTTP errors (inject)', () => {
         headers: JSON_HEADERS,
         payload: '{"title":"a"}',
       });
-      const problem = expectProblem(response, 500, 'internal', '/api/todos');
+      const problem = expectProblem(response, 500, 'internal', { instance: '/api/todos' });
       expect(Object.keys(problem).sort()).toEqual(PROBLEM_KEYS);
       expect(response.body).not.toMatch(/stack|sqlite|insert |no such table|node_modules/i);
     });
@@ -338,7 +318,7 @@ describe('HTTP errors (inject)', () => {
         headers: { 'x-request-id': 'abc-123' },
       });
       expect(response.headers['x-request-id']).toBe('abc-123');
-      expectProblem(response, 404, 'not-found', '/nowhere');
+      expectProblem(response, 404, 'not-found', { instance: '/nowhere' });
     });
 
     it('echoes a safe X-Request-Id on a success', async () => {
@@ -446,7 +426,7 @@ describe('HTTP errors (inject)', () => {
         url: '/nowhere',
         headers: { origin: 'https://client.example' },
       });
-      expectProblem(response, 404, 'not-found', '/nowhere');
+      expectProblem(response, 404, 'not-found', { instance: '/nowhere' });
       expect(response.headers['access-control-allow-origin']).toBe('*');
       expect(response.headers['access-control-expose-headers']).toContain('X-Request-Id');
     });
@@ -458,7 +438,7 @@ describe('HTTP errors (inject)', () => {
         headers: { ...JSON_HEADERS, origin: 'https://client.example' },
         payload: '{"title":""}',
       });
-      expectProblem(response, 422, 'validation-error', '/api/todos');
+      expectProblem(response, 422, 'validation-error', { instance: '/api/todos' });
       expect(response.headers['access-control-allow-origin']).toBe('*');
       expect(response.headers['access-control-expose-headers']).toContain('X-Request-Id');
     });
@@ -501,7 +481,7 @@ describe('HTTP errors (inject)', () => {
 
     it('marks problems to GET requests no-store', async () => {
       const response = await t.inject({ method: 'GET', url: '/api/todos?limit=0' });
-      expectProblem(response, 400, 'invalid-parameter', '/api/todos');
+      expectProblem(response, 400, 'invalid-parameter', { instance: '/api/todos' });
     });
   });
 
@@ -519,7 +499,7 @@ describe('HTTP errors (inject)', () => {
 
     it('returns 404 for an unknown problem code', async () => {
       const response = await t.inject({ method: 'GET', url: '/problems/no-such-code' });
-      expectProblem(response, 404, 'not-found', '/problems/no-such-code');
+      expectProblem(response, 404, 'not-found', { instance: '/problems/no-such-code' });
     });
 
     it('lists every problem code at /problems', async () => {

@@ -3,27 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TodoAction } from '../src/todos/todo-status.js';
 import type { Todo, TodoStatus } from '../src/todos/todo.schemas.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
-
-/** API.md §2, written out literally: rows are `from`, columns are `to`. */
-const STATUSES: readonly TodoStatus[] = [
-  'open',
-  'in_progress',
-  'blocked',
-  'deferred',
-  'completed',
-  'cancelled',
-];
-type Cell = '✓' | '✗' | '–';
-// prettier-ignore
-const TABLE: Readonly<Record<TodoStatus, readonly Cell[]>> = {
-  //            open  in_progress blocked deferred completed cancelled
-  open:        ['–',  '✓',        '✓',    '✓',     '✓',      '✓'],
-  in_progress: ['✓',  '–',        '✓',    '✓',     '✓',      '✓'],
-  blocked:     ['✓',  '✓',        '–',    '✓',     '✓',      '✓'],
-  deferred:    ['✓',  '✓',        '✓',    '–',     '✓',      '✓'],
-  completed:   ['✓',  '✗',        '✗',    '✗',     '–',      '✗'],
-  cancelled:   ['✓',  '✗',        '✗',    '✗',     '✗',      '–'],
-};
+import { STATUSES, TABLE, type Cell } from './helpers/transition-oracle.js';
 
 /** The action endpoint that targets each status. */
 const ACTION_TO: Readonly<Record<TodoStatus, TodoAction>> = {

@@ -2,27 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../http/app-error.js';
 import { ACTIONS, TRANSITIONS, assertTransition, canTransition } from './todo-status.js';
 import type { TodoStatus } from './todo.schemas.js';
-
-/** API.md §2, written out literally: rows are `from`, columns are `to`. */
-const COLUMNS: readonly TodoStatus[] = [
-  'open',
-  'in_progress',
-  'blocked',
-  'deferred',
-  'completed',
-  'cancelled',
-];
-type Cell = '✓' | '✗' | '–';
-// prettier-ignore
-const TABLE: Readonly<Record<TodoStatus, readonly Cell[]>> = {
-  //            open  in_progress blocked deferred completed cancelled
-  open:        ['–',  '✓',        '✓',    '✓',     '✓',      '✓'],
-  in_progress: ['✓',  '–',        '✓',    '✓',     '✓',      '✓'],
-  blocked:     ['✓',  '✓',        '–',    '✓',     '✓',      '✓'],
-  deferred:    ['✓',  '✓',        '✓',    '–',     '✓',      '✓'],
-  completed:   ['✓',  '✗',        '✗',    '✗',     '–',      '✗'],
-  cancelled:   ['✓',  '✗',        '✗',    '✗',     '✗',      '–'],
-};
+import { STATUSES as COLUMNS, TABLE, type Cell } from '../../test/helpers/transition-oracle.js';
 
 /** Every cell as `[from, to, cell]`, so test titles read `open → completed is ✓`. */
 const cells: [TodoStatus, TodoStatus, Cell][] = COLUMNS.flatMap((from) =>

@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectProblem } from '../../test/helpers/problem-assertions.js';
 import { buildTestApp, type TestApp } from '../../test/helpers/test-app.js';
-import type { Todo } from './todo.schemas.js';
-
-interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance: string;
-  code: string;
-  request_id: string;
-  errors?: { pointer: string; code: string; detail: string }[];
-}
+import { TODO_STATUSES, type Todo } from './todo.schemas.js';
 
 const BASE = 'http://todo.test';
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -27,25 +17,6 @@ function tickingClock(start = '2026-01-01T00:00:00.000Z'): () => Date {
     time += 1000;
     return date;
   };
-}
-
-/** Asserts an RFC 9457 problem response and returns its body. */
-function expectProblem(
-  response: LightMyRequestResponse,
-  status: number,
-  code: string,
-  pointer?: string,
-): Problem {
-  expect(response.statusCode).toBe(status);
-  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
-  const problem = response.json<Problem>();
-  expect(problem.status).toBe(status);
-  expect(problem.code).toBe(code);
-  expect(problem.type).toBe(`/problems/${code}`);
-  if (pointer !== undefined) {
-    expect(problem.errors?.map((error) => error.pointer)).toContain(pointer);
-  }
-  return problem;
 }
 
 /** The todo's path, relative to the server. */
@@ -181,7 +152,7 @@ describe('the todo resource', () => {
       'returns 422 when due_at %s falls outside the years 0000–9999 in UTC',
       async (dueAt) => {
         const response = await post({ title: 'x', due_at: dueAt });
-        expectProblem(response, 422, 'validation-error', '/due_at');
+        expectProblem(response, 422, 'validation-error', { pointer: '/due_at' });
         expect(await list()).toEqual([]);
       },
     );
@@ -304,7 +275,7 @@ describe('the todo resource', () => {
 
     it.each(invalid)('returns 422 when %s', async (_name, body, pointer) => {
       const response = await post(body);
-      expectProblem(response, 422, 'validation-error', pointer);
+      expectProblem(response, 422, 'validation-error', { pointer: pointer });
       expect(await list()).toEqual([]);
     });
 
@@ -332,7 +303,7 @@ describe('the todo resource', () => {
 
     it('returns 422 unknown-field naming an unknown field', async () => {
       const response = await post({ title: 'x', titel: 'typo' });
-      const problem = expectProblem(response, 422, 'unknown-field', '/titel');
+      const problem = expectProblem(response, 422, 'unknown-field', { pointer: '/titel' });
       expect(problem.errors).toEqual([
         { pointer: '/titel', code: 'unknown-field', detail: expect.any(String) as unknown },
       ]);
@@ -347,7 +318,7 @@ describe('the todo resource', () => {
       ['completed_at', '2026-01-01T00:00:00.000Z'],
     ])('returns 422 read-only when the read-only field %s is sent', async (field, value) => {
       const response = await post({ title: 'x', [field]: value });
-      const problem = expectProblem(response, 422, 'validation-error', `/${field}`);
+      const problem = expectProblem(response, 422, 'validation-error', { pointer: `/${field}` });
       expect(problem.errors?.find((error) => error.pointer === `/${field}`)?.code).toBe(
         'read-only',
       );
@@ -477,7 +448,7 @@ describe('the todo resource', () => {
     ])('returns 422 read-only when %s is changed', async (field, value) => {
       const created = await create();
       const response = await put(created, { ...created, [field]: value });
-      const problem = expectProblem(response, 422, 'validation-error', `/${field}`);
+      const problem = expectProblem(response, 422, 'validation-error', { pointer: `/${field}` });
       expect(problem.errors?.find((error) => error.pointer === `/${field}`)?.code).toBe(
         'read-only',
       );
@@ -488,7 +459,7 @@ describe('the todo resource', () => {
     it('returns 422 when status and completed contradict each other', async () => {
       const created = await create();
       const response = await put(created, { ...created, status: 'in_progress', completed: true });
-      expectProblem(response, 422, 'validation-error', '/completed');
+      expectProblem(response, 422, 'validation-error', { pointer: '/completed' });
     });
 
     it('completes with completed: true and reopens with completed: false', async () => {
@@ -504,17 +475,16 @@ describe('the todo resource', () => {
 
     it('returns 422 when the body misses the title', async () => {
       const created = await create();
-      expectProblem(await put(created, { labels: [] }), 422, 'validation-error', '/title');
+      expectProblem(await put(created, { labels: [] }), 422, 'validation-error', {
+        pointer: '/title',
+      });
     });
 
     it('returns 422 unknown-field for an unknown field', async () => {
       const created = await create();
-      expectProblem(
-        await put(created, { ...created, colour: 'red' }),
-        422,
-        'unknown-field',
-        '/colour',
-      );
+      expectProblem(await put(created, { ...created, colour: 'red' }), 422, 'unknown-field', {
+        pointer: '/colour',
+      });
     });
 
     it('returns 404 for an unknown id', async () => {
@@ -597,7 +567,7 @@ describe('the todo resource', () => {
       const metadata = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, 'v']));
       const created = await create({ title: 'x', metadata });
       const response = await patch(created, { metadata: { one_more: 'v' } });
-      expectProblem(response, 422, 'validation-error', '/metadata');
+      expectProblem(response, 422, 'validation-error', { pointer: '/metadata' });
       const replaced = await patch(created, { metadata: { k0: null, one_more: 'v' } });
       expect(replaced.statusCode, replaced.body).toBe(200);
       expect(Object.keys(replaced.json<Todo>().metadata)).toHaveLength(50);
@@ -625,24 +595,28 @@ describe('the todo resource', () => {
 
     it('returns 422 unknown-field for an unknown field', async () => {
       const created = await create();
-      expectProblem(await patch(created, { titel: 'x' }), 422, 'unknown-field', '/titel');
+      expectProblem(await patch(created, { titel: 'x' }), 422, 'unknown-field', {
+        pointer: '/titel',
+      });
     });
 
     it('returns 422 when title is null', async () => {
       const created = await create();
-      expectProblem(await patch(created, { title: null }), 422, 'validation-error', '/title');
+      expectProblem(await patch(created, { title: null }), 422, 'validation-error', {
+        pointer: '/title',
+      });
     });
 
     it('returns 422 when setting due_at while due_date is set', async () => {
       const created = await create({ title: 'x', due_date: '2026-05-01' });
       const response = await patch(created, { due_at: '2026-05-01T10:00:00Z' });
-      expectProblem(response, 422, 'validation-error', '/due_at');
+      expectProblem(response, 422, 'validation-error', { pointer: '/due_at' });
     });
 
     it('returns 422 read-only when version is changed', async () => {
       const created = await create();
       const response = await patch(created, { title: 'y', version: 5 });
-      expectProblem(response, 422, 'validation-error', '/version');
+      expectProblem(response, 422, 'validation-error', { pointer: '/version' });
       const reread = await t.inject({ method: 'GET', url: pathOf(created) });
       expect(reread.json<Todo>().title).toBe(created.title);
     });
@@ -701,13 +675,13 @@ describe('the todo resource', () => {
         await t.inject({ method: 'DELETE', url: '/api/todos?status=bogus' }),
         400,
         'invalid-parameter',
-        'status',
+        { pointer: 'status' },
       );
       expectProblem(
         await t.inject({ method: 'DELETE', url: '/api/todos?foo=1' }),
         400,
         'unknown-parameter',
-        'foo',
+        { pointer: 'foo' },
       );
       expect(await list()).toHaveLength(4);
     });
@@ -799,7 +773,7 @@ describe('the todo resource', () => {
       'returns 400 invalid-parameter for limit=%s',
       async (limit) => {
         const response = await t.inject({ method: 'GET', url: `/api/todos?limit=${limit}` });
-        expectProblem(response, 400, 'invalid-parameter', 'limit');
+        expectProblem(response, 400, 'invalid-parameter', { pointer: 'limit' });
       },
     );
 
@@ -825,7 +799,7 @@ describe('the todo resource', () => {
             method: 'GET',
             url: `/api/todos?limit=1&cursor=${encodeURIComponent(tampered)}`,
           });
-          expectProblem(response, 400, 'invalid-cursor', 'cursor');
+          expectProblem(response, 400, 'invalid-cursor', { pointer: 'cursor' });
         }
       });
 
@@ -863,14 +837,7 @@ describe('the todo resource', () => {
 
     describe('filters', () => {
       beforeEach(async () => {
-        for (const status of [
-          'open',
-          'in_progress',
-          'blocked',
-          'deferred',
-          'completed',
-          'cancelled',
-        ]) {
+        for (const status of TODO_STATUSES) {
           await create({ title: status, status });
         }
       });
@@ -896,17 +863,17 @@ describe('the todo resource', () => {
 
       it('returns 400 invalid-parameter for status=bogus', async () => {
         const response = await t.inject({ method: 'GET', url: '/api/todos?status=open,bogus' });
-        expectProblem(response, 400, 'invalid-parameter', 'status');
+        expectProblem(response, 400, 'invalid-parameter', { pointer: 'status' });
       });
 
       it('returns 400 invalid-parameter for completed=yes', async () => {
         const response = await t.inject({ method: 'GET', url: '/api/todos?completed=yes' });
-        expectProblem(response, 400, 'invalid-parameter', 'completed');
+        expectProblem(response, 400, 'invalid-parameter', { pointer: 'completed' });
       });
 
       it.each(['sort=title', 'foo=1'])('returns 400 unknown-parameter for ?%s', async (query) => {
         const response = await t.inject({ method: 'GET', url: `/api/todos?${query}` });
-        expectProblem(response, 400, 'unknown-parameter', query.split('=')[0]);
+        expectProblem(response, 400, 'unknown-parameter', { pointer: query.split('=')[0] });
       });
     });
   });
