@@ -13,7 +13,7 @@ import { AppError } from './http/app-error.js';
 import { assertAcceptsJson } from './http/content-negotiation.js';
 import { corsOptions } from './http/cors.js';
 import { clientErrorHandler, errorHandler, sendProblem, toAppError } from './http/error-handler.js';
-import { parseJsonBody } from './http/json-body.js';
+import { JSON_MEDIA_TYPES, parseJsonRequest } from './http/json-body.js';
 import { requestIdOf } from './http/request-id.js';
 import { pathOf } from './http/request-context.js';
 import { createRouteIndex, type RouteIndex } from './http/route-index.js';
@@ -41,18 +41,9 @@ export interface AppDeps {
   readonly now?: () => Date;
 }
 
-const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 const IDEMPOTENCY_PURGE_INTERVAL_MS = 10 * 60_000;
 /** How often Node checks connections against the request and headers timeouts. */
 const TIMEOUT_CHECK_INTERVAL_MS = 500;
-
-/** Reads the `charset` parameter of a Content-Type; only UTF-8 bodies are accepted. */
-function assertUtf8Charset(contentType: string | undefined): void {
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
-  if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
-    throw new AppError('unsupported-media-type', `Only UTF-8 bodies are accepted, not ${charset}.`);
-  }
-}
 
 /**
  * Builds the whole service over an open database: parsers, hooks, error handling, routes and
@@ -111,20 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      assertUtf8Charset(request.headers['content-type']);
-      if (request.headers['content-type']?.includes('merge-patch') && request.method !== 'PATCH') {
-        throw new AppError(
-          'unsupported-media-type',
-          'application/merge-patch+json is only for PATCH; send application/json.',
-        );
-      }
-      done(null, parseJsonBody(body as Buffer));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  app.addContentTypeParser(JSON_MEDIA_TYPES, { parseAs: 'buffer' }, parseJsonRequest);
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);

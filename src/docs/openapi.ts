@@ -17,7 +17,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: 'todo-api',
         version: packageJson.version,
         description:
-          'A to-do REST API. Errors are RFC 9457 problem documents (`application/problem+json`) whose `type` is documented at `/problems/{code}`. Writes accept `Idempotency-Key`; single todos carry a strong `ETag` for `If-Match` / `If-None-Match`.',
+          'A to-do REST API. Errors are RFC 9457 problem documents (`application/problem+json`) whose `type` is documented at `/problems/{code}`. Writes accept `Idempotency-Key`; single todos carry a strong `ETag` for `If-Match` / `If-None-Match`. Every request may send `X-Request-Id` (≤ 128 characters of `[A-Za-z0-9._:@/+=-]`; otherwise one is generated); every response echoes it. Limits: body 64 KiB (413), URL 8 KiB (414), request head 16 KiB (431).',
       },
       tags: [
         { name: 'todos', description: 'The todo resource.' },

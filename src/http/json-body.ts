@@ -1,4 +1,8 @@
+import type { FastifyRequest } from 'fastify';
 import { AppError } from './app-error.js';
+
+/** Media types of request bodies; merge-patch only for PATCH. */
+export const JSON_MEDIA_TYPES = ['application/json', 'application/merge-patch+json'];
 
 /** Deepest nesting of objects and arrays a request body may have. */
 export const MAX_JSON_DEPTH = 32;
@@ -71,5 +75,34 @@ export function parseJsonBody(body: Buffer): unknown {
 class ForbiddenKeyError extends Error {
   constructor(readonly key: string) {
     super(key);
+  }
+}
+
+/** Reads the `charset` parameter of a Content-Type; only UTF-8 bodies are accepted. */
+function assertUtf8Charset(contentType: string | undefined): void {
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(contentType ?? '')?.[1];
+  if (charset && charset.toLowerCase() !== 'utf-8' && charset.toLowerCase() !== 'utf8') {
+    throw new AppError('unsupported-media-type', `Only UTF-8 bodies are accepted, not ${charset}.`);
+  }
+}
+
+/** Fastify content-type parser for `JSON_MEDIA_TYPES`, replacing Fastify's lenient default. */
+export function parseJsonRequest(
+  request: FastifyRequest,
+  body: string | Buffer,
+  done: (error: Error | null, body?: unknown) => void,
+): void {
+  try {
+    const contentType = request.headers['content-type'];
+    assertUtf8Charset(contentType);
+    if (contentType?.includes('merge-patch') && request.method !== 'PATCH') {
+      throw new AppError(
+        'unsupported-media-type',
+        'application/merge-patch+json is only for PATCH; send application/json.',
+      );
+    }
+    done(null, parseJsonBody(typeof body === 'string' ? Buffer.from(body) : body));
+  } catch (error) {
+    done(error as Error);
   }
 }
