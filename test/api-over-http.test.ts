@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertMatchesOpenApi } from './helpers/openapi-contract.js';
+import { assertMatchesOpenApi, openApiDocumentOf } from './helpers/openapi-contract.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
 
 interface Exchange {
@@ -38,7 +38,7 @@ describe('the API over real HTTP', () => {
     });
     const text = await response.text();
     assertMatchesOpenApi(
-      t.app,
+      openApiDocumentOf(t.app),
       { method, url: path },
       { statusCode: response.status, headers: Object.fromEntries(response.headers), body: text },
     );

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { assertMatchesOpenApi, type OpenApiDocument } from './helpers/openapi-contract.js';
 import { spawnServer, type ServerProcess } from './helpers/spawn-server.js';
 
 const ORIGIN = 'http://www.todobackend.com';
@@ -28,6 +29,8 @@ interface Todo {
 let server: ServerProcess;
 let directory: string;
 let apiRoot: string;
+/** The server's own OpenAPI document: every answer below must match it. */
+let document: OpenApiDocument;
 
 function headerList(value: string | null): string[] {
   return (value ?? '').split(',').map((item) => item.trim().toLowerCase());
@@ -69,6 +72,11 @@ async function call(method: Method, url: string, body?: unknown): Promise<string
   if (method !== 'GET') init.body = body === undefined ? '' : JSON.stringify(body);
   const response = await fetch(url, init);
   const text = await response.text();
+  assertMatchesOpenApi(
+    document,
+    { method, url: new URL(url).pathname },
+    { statusCode: response.status, headers: Object.fromEntries(response.headers), body: text },
+  );
   expect(response.status, `${method} ${url} answered ${text}`).toBeGreaterThanOrEqual(200);
   expect(response.status, `${method} ${url} answered ${text}`).toBeLessThan(300);
   expect(['*', ORIGIN]).toContain(response.headers.get('access-control-allow-origin'));
@@ -117,6 +125,7 @@ beforeAll(async () => {
     PUBLIC_BASE_URL: '',
   });
   apiRoot = `${server.baseUrl}/api/todos`;
+  document = (await (await fetch(`${server.baseUrl}/api/openapi.json`)).json()) as OpenApiDocument;
 });
 
 afterAll(async () => {

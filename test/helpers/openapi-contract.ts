@@ -1,6 +1,6 @@
+import type { FastifyInstance } from 'fastify';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -54,11 +54,10 @@ export function findPathTemplate(document: OpenApiDocument, path: string): strin
  * (unknown routes, the docs page) must still answer with a problem document when they fail.
  */
 export function assertMatchesOpenApi(
-  app: FastifyInstance,
+  document: OpenApiDocument,
   request: ExchangeRequest,
   response: ExchangeResponse,
 ): void {
-  const document = app.swagger() as unknown as OpenApiDocument;
   const url = request.url ?? '/';
   const path = new URL(url, 'http://x').pathname;
   const method = (request.method ?? 'GET').toLowerCase();
@@ -100,4 +99,9 @@ export function assertMatchesOpenApi(
       `${method.toUpperCase()} ${template} → ${response.statusCode} does not match its schema: ${ajv.errorsText(validate.errors)}`,
     );
   }
+}
+
+/** The document an app serves at /api/openapi.json, typed for the checks above. */
+export function openApiDocumentOf(app: FastifyInstance): OpenApiDocument {
+  return app.swagger() as unknown as OpenApiDocument;
 }

@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase } from '../../src/db/create-database.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { assertMatchesOpenApi } from './openapi-contract.js';
+import { assertMatchesOpenApi, openApiDocumentOf } from './openapi-contract.js';
 
 export interface TestApp {
   readonly app: FastifyInstance;
@@ -52,7 +52,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
       if (check.contract !== false) {
         const { method, url } = injectOptions;
         assertMatchesOpenApi(
-          app,
+          openApiDocumentOf(app),
           { method, url: typeof url === 'string' ? url : undefined },
           response,
         );
