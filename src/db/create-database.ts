@@ -11,6 +11,7 @@ import {
   type SqliteDialectConfig,
 } from 'kysely';
 import type { Database, Db, Tables } from './database.js';
+import { createGroupCommit } from './group-commit.js';
 
 /** How long a connection waits for another process's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -62,7 +63,7 @@ export function createDatabase(databaseUrl: string): Database {
 
   return {
     db,
-    writeTransaction: (work) => db.transaction().execute(work),
+    writeTransaction: createGroupCommit(db),
     ping: async () => {
       await db.executeQuery(CompiledQuery.raw('select 1'));
     },

@@ -20,7 +20,12 @@ export type Db = Kysely<Tables>;
 /** An open database with what the service needs to run and stop it. */
 export interface Database {
   readonly db: Db;
-  /** Runs `work` in one write transaction taken up front (`BEGIN IMMEDIATE` on SQLite). */
+  /**
+   * Runs `work` in a write transaction taken up front (`BEGIN IMMEDIATE` on SQLite) and settles
+   * once its outcome is durable. Writes that arrive together share one commit (group commit),
+   * each in its own savepoint. `work` must use only the `trx` it is given: the connection is
+   * held for the batch, and a nested `writeTransaction` would wait for a batch that waits for it.
+   */
   readonly writeTransaction: <T>(work: (trx: Db) => Promise<T>) => Promise<T>;
   /** Cheap round trip for readiness checks. */
   readonly ping: () => Promise<void>;
