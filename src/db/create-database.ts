@@ -39,6 +39,35 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
 }
 
+/** Prepared statements kept for reuse; the API issues a few dozen distinct SQL texts. */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * better-sqlite3 as Kysely sees it, with prepared statements reused by SQL text (least recently
+ * used evicted). Kysely prepares every query afresh, which profiling showed to be the largest
+ * single cost of a GET.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = statements.get(sql);
+      if (statement) {
+        statements.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (statements.size >= STATEMENT_CACHE_SIZE) {
+          const oldest = statements.keys().next();
+          if (!oldest.done) statements.delete(oldest.value);
+        }
+      }
+      statements.set(sql, statement);
+      return statement;
+    },
+  };
+}
+
 /** The file path of a `sqlite:<path>` URL, resolved against the working directory. */
 export function sqlitePath(databaseUrl: string): string {
   const path = databaseUrl.slice('sqlite:'.length);
@@ -59,7 +88,9 @@ export function createDatabase(databaseUrl: string): Database {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
 
-  const db: Db = new Kysely<Tables>({ dialect: new ImmediateSqliteDialect({ database: sqlite }) });
+  const db: Db = new Kysely<Tables>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
+  });
 
   return {
     db,

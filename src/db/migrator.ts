@@ -3,12 +3,18 @@ import type { Db } from './database.js';
 import * as createTodos from './migrations/0001-create-todos.js';
 import * as createIdempotencyKeys from './migrations/0002-create-idempotency-keys.js';
 import * as createSettings from './migrations/0003-create-settings.js';
+import * as addTodoListKeys from './migrations/0004-add-todo-list-keys.js';
+import * as createTodoLabels from './migrations/0005-create-todo-labels.js';
+import * as createTodoSearch from './migrations/0006-create-todo-search.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-create-todos': createTodos,
   '0002-create-idempotency-keys': createIdempotencyKeys,
   '0003-create-settings': createSettings,
+  '0004-add-todo-list-keys': addTodoListKeys,
+  '0005-create-todo-labels': createTodoLabels,
+  '0006-create-todo-search': createTodoSearch,
 };
 
 /** Applies every pending migration; throws if one fails (it is rolled back). */

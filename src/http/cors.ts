@@ -12,6 +12,7 @@ export const EXPOSED_HEADERS = [
   'Retry-After',
   'X-Request-Id',
   'Idempotent-Replayed',
+  'Preference-Applied',
 ];
 
 /**

@@ -15,6 +15,11 @@ export const HEADERS = {
   etag: header('Strong entity tag of the todo: its version in quotes.'),
   location: header('Absolute URL of the created todo.'),
   link: header('RFC 8288 pagination: `<…>; rel="next"` while more pages follow.'),
+  totalCount: header(
+    'Number of todos matching the filters, ignoring paging. Only when the request sent `Prefer: count=exact`.',
+  ),
+  preferenceApplied: header('`count=exact` when `X-Total-Count` answers `Prefer: count=exact`.'),
+  varyPrefer: header('Includes `Prefer`: the answer depends on `Prefer: count=exact`.'),
   replayed: header(
     '`true` when this is the stored response of an earlier request with the same Idempotency-Key.',
   ),

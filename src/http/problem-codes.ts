@@ -31,7 +31,7 @@ export const PROBLEM_CODES = {
     status: 400,
     title: 'Invalid cursor',
     description:
-      'The `cursor` was altered, comes from another server secret, or was issued for a different filter. Start again from the first page with the filters you want.',
+      'The `cursor` was altered, comes from another server secret or an older version, or was issued for different filters, `q` or `sort`. Start again from the first page with the query you want.',
   },
   'invalid-idempotency-key': {
     status: 400,

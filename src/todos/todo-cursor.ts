@@ -1,37 +1,35 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../http/app-error.js';
-import type { TodoKeyset } from './todos.repository.js';
+import type { KeysetValue, TodoKeyset } from './todos.repository.js';
 
 /**
- * Opaque list cursors: the last row's sort-key values and a fingerprint of the filters, signed
- * with HMAC-SHA256 so that a client can neither forge a position nor reuse a cursor with other
- * filters. Decoding never trusts the payload before the signature checks out.
+ * Opaque list cursors: the last row's value of every sort key (then its id) and a fingerprint
+ * of the query they belong to (filters, `q`, `sort`), signed with HMAC-SHA256 so that a client
+ * can neither forge a position nor reuse a cursor with another query. Decoding never trusts the
+ * payload before the signature checks out.
  */
 export interface CursorCodec {
-  encode(keyset: TodoKeyset, filterKey: string): string;
+  encode(keyset: TodoKeyset, binding: string): string;
   /** Throws 400 `invalid-cursor` for a forged, damaged or mismatched cursor. */
-  decode(cursor: string, filterKey: string): TodoKeyset;
+  decode(cursor: string, binding: string): TodoKeyset;
 }
 
 const SIGNATURE_BYTES = 16;
 
 interface CursorPayload {
-  readonly p: number;
-  readonly c: string;
-  readonly i: string;
+  /** The keyset. */
+  readonly k: readonly KeysetValue[];
+  /** The binding (a fingerprint of the query). */
   readonly f: string;
 }
 
+const isKeysetValue = (value: unknown): value is KeysetValue =>
+  typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+
 function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null) return false;
-  const { p, c, i, f } = value as Record<string, unknown>;
-  return (
-    typeof p === 'number' &&
-    Number.isFinite(p) &&
-    typeof c === 'string' &&
-    typeof i === 'string' &&
-    typeof f === 'string'
-  );
+  const { k, f } = value as Record<string, unknown>;
+  return Array.isArray(k) && k.length > 0 && k.every(isKeysetValue) && typeof f === 'string';
 }
 
 function invalidCursor(detail: string): AppError {
@@ -45,18 +43,13 @@ export function createCursorCodec(secret: string): CursorCodec {
     createHmac('sha256', secret).update(data).digest().subarray(0, SIGNATURE_BYTES);
 
   return {
-    encode(keyset, filterKey) {
-      const payload: CursorPayload = {
-        p: keyset.position,
-        c: keyset.createdAt,
-        i: keyset.id,
-        f: filterKey,
-      };
+    encode(keyset, binding) {
+      const payload: CursorPayload = { k: keyset, f: binding };
       const data = Buffer.from(JSON.stringify(payload)).toString('base64url');
       return `${data}.${sign(data).toString('base64url')}`;
     },
 
-    decode(cursor, filterKey) {
+    decode(cursor, binding) {
       const [data, signature, extra] = cursor.split('.');
       if (data === undefined || signature === undefined || extra !== undefined) {
         throw invalidCursor('The cursor is not one this service issued.');
@@ -73,12 +66,12 @@ export function createCursorCodec(secret: string): CursorCodec {
         payload = undefined;
       }
       if (!isPayload(payload)) throw invalidCursor('The cursor is damaged.');
-      if (payload.f !== filterKey) {
+      if (payload.f !== binding) {
         throw invalidCursor(
-          'The cursor was issued for different filters; keep the filters of the first page.',
+          'The cursor was issued for different filters, q or sort; keep those of the first page.',
         );
       }
-      return { position: payload.p, createdAt: payload.c, id: payload.i };
+      return payload.k;
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { FieldError } from '../http/app-error.js';
+import { labelKey } from './todo-keys.js';
 import { LIMITS, type TodoPriority, type TodoStatus } from './todo.schemas.js';
 
 /** The writable state of a todo after normalisation: what PUT replaces and PATCH merges into. */
@@ -103,7 +104,7 @@ export function normalizeLabels(labels: readonly string[], errors: FieldError[])
       min: 1,
       max: LIMITS.labelLength,
     });
-    const key = value.toLowerCase();
+    const key = labelKey(value);
     if (seen.has(key)) return;
     seen.add(key);
     result.push(value);

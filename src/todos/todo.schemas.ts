@@ -173,16 +173,83 @@ export const TodoIdParamsSchema = Type.Object({
 
 export const LIST_LIMIT = { default: 50, max: 200 } as const;
 
-/** Filters shared by GET and DELETE on the collection. */
+/** Keys `sort` accepts. */
+export const SORT_FIELDS = [
+  'order',
+  'created_at',
+  'updated_at',
+  'due_at',
+  'priority',
+  'title',
+  'status',
+] as const;
+export type SortField = (typeof SORT_FIELDS)[number];
+
+const BooleanParameter = (description: string) => Type.Enum(['true', 'false'], { description });
+
+const INSTANT =
+  'RFC 3339 date-time with any offset (`2026-03-01T09:30:00Z`; send `+` as `%2B`) or a date `YYYY-MM-DD`, which means that day at 00:00 UTC.';
+const DUE_MOMENT =
+  'A todo with `due_at` is due at that moment; one with an all-day `due_date` at the end of that day in UTC (`23:59:59.999Z`); one with neither never matches.';
+
+const InstantParameter = (description: string) =>
+  Type.String({ maxLength: 64, description: `${description} ${INSTANT}` });
+
+const LabelListParameter = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 2000,
+    description: `${description} Comma-separated, at most ${LIMITS.labels}; compared like labels are de-duplicated: trimmed, NFC, ignoring case.`,
+  });
+
+/** Filters shared by GET and DELETE on the collection. Every filter given must hold (AND). */
 const ListFilters = {
   status: Type.Optional(
     Type.String({
-      description: `Comma-separated statuses to include: ${TODO_STATUSES.join(', ')}.`,
+      description: `Comma-separated statuses to include (any of): ${TODO_STATUSES.join(', ')}.`,
       maxLength: 200,
     }),
   ),
   completed: Type.Optional(
-    Type.Enum(['true', 'false'], { description: 'Only completed (true) or not completed todos.' }),
+    BooleanParameter('Only completed (`true`) or only not completed (`false`) todos.'),
+  ),
+  priority: Type.Optional(
+    Type.String({
+      description: `Comma-separated priorities to include (any of): ${TODO_PRIORITIES.join(', ')}.`,
+      maxLength: 200,
+    }),
+  ),
+  labels: Type.Optional(LabelListParameter('Only todos that have **all** of these labels.')),
+  labels_any: Type.Optional(
+    LabelListParameter('Only todos that have **at least one** of these labels.'),
+  ),
+  due_before: Type.Optional(
+    InstantParameter(`Only todos due strictly before this moment. ${DUE_MOMENT}`),
+  ),
+  due_after: Type.Optional(
+    InstantParameter(`Only todos due at or after this moment. ${DUE_MOMENT}`),
+  ),
+  overdue: Type.Optional(
+    BooleanParameter(
+      '`true`: only todos due before now (see `due_before` for all-day todos) that are not completed or cancelled; `false`: only the others.',
+    ),
+  ),
+  created_after: Type.Optional(
+    InstantParameter('Only todos created at or after this moment (`created_at >= value`).'),
+  ),
+  created_before: Type.Optional(
+    InstantParameter('Only todos created strictly before this moment (`created_at < value`).'),
+  ),
+  updated_since: Type.Optional(
+    InstantParameter('Only todos last changed at or after this moment (`updated_at >= value`).'),
+  ),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'Full-text search over title and description, at most 200 characters. The query is split into words at whitespace; a todo matches when **every** word matches the **start** of a word in its title or description (`mil` finds "milk"), ignoring case and accents (`cafe` finds "Café"). Only letters and digits count: punctuation separates words, so `e-mail` finds "e-mail" and "e mail" (adjacent words), and search syntax such as `"`, `*`, `OR`, `NEAR`, `-` or `:` is matched literally as text. A query without any letter or digit matches nothing.',
+    }),
   ),
 };
 
@@ -200,8 +267,16 @@ export const ListQuerySchema = Type.Object(
     cursor: Type.Optional(
       Type.String({
         minLength: 1,
-        maxLength: 2048,
-        description: 'Opaque; from the `Link: rel="next"` header of the previous page.',
+        maxLength: 4096,
+        description:
+          'Opaque; from the `Link: rel="next"` header of the previous page. Valid only with the same filters, `q` and `sort`.',
+      }),
+    ),
+    sort: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: `Comma-separated sort keys, each optionally prefixed with \`-\` for descending: ${SORT_FIELDS.join(', ')}. Default \`order,created_at\`; \`id\` always breaks the remaining ties (in the direction of the last key). \`priority\` sorts by urgency (none < low < normal < high < urgent), \`status\` by lifecycle (open, in_progress, blocked, deferred, completed, cancelled), \`title\` ignoring case and accents by code point, \`due_at\` by the due moment (all-day \`due_date\` = end of that day, UTC) with todos without a due last in both directions. A key may appear once.`,
       }),
     ),
     ...ListFilters,

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
 import type { TodoPriority, TodoStatus } from './todo.schemas.js';
 
 /**
@@ -21,12 +21,49 @@ export interface TodoTable {
   due_at: string | null;
   /** JSON object of string values. */
   metadata: string;
-  version: Generated<number>;
+  version: number;
   completed_at: string | null;
   created_at: string;
   updated_at: string;
+  // Derived columns (migration 0004): written only by the repository, from the fields above,
+  // so that an index can serve every filter and sort of the list.
+  /** `priorityRank(priority)`. */
+  priority_rank: number;
+  /** `statusRank(status)`. */
+  status_rank: number;
+  /** `titleKey(title)`. */
+  title_key: string;
+  /** `dueMoment(…)`, or `DUE_KEY_NONE.asc` (after every date) when there is no due. */
+  due_asc_key: string;
+  /** `dueMoment(…)`, or `DUE_KEY_NONE.desc` (before every date) when there is no due. */
+  due_desc_key: string;
 }
 
+/**
+ * `due_asc_key`/`due_desc_key` of a todo without a due: one sorts after and one before every
+ * date (they start with a digit), so that "no due" comes last in both directions.
+ */
+export const DUE_KEY_NONE = { asc: '~', desc: '' } as const;
+
+/** One row per (todo, label), keyed case-insensitively: the label filters' index. */
+export interface TodoLabelTable {
+  owner_id: string;
+  /** `labelKey(label)`. */
+  label_key: string;
+  todo_id: string;
+}
+
+declare module '../db/database.js' {
+  // Declared here rather than in database.ts while that file is being reworked; same effect.
+  interface Tables {
+    todo_labels: TodoLabelTable;
+  }
+}
+
+type DerivedColumn = 'priority_rank' | 'status_rank' | 'title_key' | 'due_asc_key' | 'due_desc_key';
+
 export type TodoRow = Selectable<TodoTable>;
-export type NewTodoRow = Insertable<TodoTable>;
-export type TodoRowUpdate = Updateable<TodoTable>;
+/** What callers store; the repository adds the derived columns. */
+export type NewTodoRow = Omit<Insertable<TodoTable>, DerivedColumn>;
+/** Every mutable column at once, so that the derived columns can always be recomputed. */
+export type TodoRowChanges = Omit<NewTodoRow, 'id' | 'owner_id' | 'created_at'>;

@@ -1,36 +1,236 @@
-import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Db, Tables } from '../db/database.js';
-import type { NewTodoRow, TodoRow, TodoRowUpdate } from './todo.table.js';
-import type { TodoStatus } from './todo.schemas.js';
+import { dueMoment, labelKey, priorityRank, statusRank, titleKey } from './todo-keys.js';
+import type { SortKey, TodoFilter } from './todo-list-query.js';
+import { matchesSearch } from './todo-search.js';
+import type { SortField } from './todo.schemas.js';
+import { DUE_KEY_NONE, type NewTodoRow, type TodoRow, type TodoRowChanges } from './todo.table.js';
 
-/** Which todos a list or bulk delete covers. Every query is also scoped by owner. */
-export interface TodoFilter {
-  readonly statuses?: readonly TodoStatus[] | undefined;
-  readonly completed?: boolean | undefined;
+/** Columns a list can be ordered by: one per sort key and direction, then `id`. */
+type OrderColumn =
+  | 'position'
+  | 'created_at'
+  | 'updated_at'
+  | 'due_asc_key'
+  | 'due_desc_key'
+  | 'priority_rank'
+  | 'title_key'
+  | 'status_rank'
+  | 'id';
+
+interface Ordering {
+  readonly column: OrderColumn;
+  readonly descending: boolean;
 }
 
-/** Sort-key values of the last row of a page: the next page starts strictly after them. */
-export interface TodoKeyset {
-  readonly position: number;
-  readonly createdAt: string;
-  readonly id: string;
+/** A sort key's value in a keyset (see `TodoKeyset`). */
+export type KeysetValue = string | number;
+/** Sort-key values of the last row of a page, `id` last: the next page starts after them. */
+export type TodoKeyset = readonly KeysetValue[];
+
+export interface ListQuery {
+  readonly filter: TodoFilter;
+  readonly sort: readonly SortKey[];
+  readonly after: TodoKeyset | undefined;
+  readonly limit: number;
 }
 
-/** The owner scope and the filter as one condition, shared by list and bulk delete. */
+/** Every API sort key orders by one column, which has an index (migration 0004). */
+const SORT_COLUMNS: Readonly<
+  Record<SortField, OrderColumn | { asc: OrderColumn; desc: OrderColumn }>
+> = {
+  order: 'position',
+  created_at: 'created_at',
+  updated_at: 'updated_at',
+  // Two columns, so that todos without a due come last in both directions.
+  due_at: { asc: 'due_asc_key', desc: 'due_desc_key' },
+  priority: 'priority_rank',
+  title: 'title_key',
+  status: 'status_rank',
+};
+
+/** Bounds of real due keys: every `dueMoment` starts with a digit; the sentinels fall outside. */
+const DUE_KEY_MIN = '0';
+
+/** The ORDER BY of a sort: its keys' columns, then `id` in the direction of the last key. */
+function orderingOf(sort: readonly SortKey[]): Ordering[] {
+  const columns = sort.map(({ field, descending }): Ordering => {
+    const column = SORT_COLUMNS[field];
+    return {
+      column: typeof column === 'string' ? column : descending ? column.desc : column.asc,
+      descending,
+    };
+  });
+  // Same direction as the last key, so that one index walk (forwards or backwards) serves it.
+  return [...columns, { column: 'id', descending: sort.at(-1)?.descending ?? false }];
+}
+
+function derivedColumns(
+  row: Pick<NewTodoRow, 'title' | 'status' | 'priority' | 'due_date' | 'due_at'>,
+) {
+  const due = dueMoment(row.due_date ?? null, row.due_at ?? null);
+  return {
+    priority_rank: priorityRank(row.priority),
+    status_rank: statusRank(row.status),
+    title_key: titleKey(row.title),
+    due_asc_key: due ?? DUE_KEY_NONE.asc,
+    due_desc_key: due ?? DUE_KEY_NONE.desc,
+  };
+}
+
+function labelKeysOf(labelsJson: string): string[] {
+  return [...new Set((JSON.parse(labelsJson) as string[]).map(labelKey))];
+}
+
+/** Columns whose index use the list controls: the order columns and `status`. */
+type FilterColumn = OrderColumn | 'status';
+
+/** Columns that hold numbers; the others hold text. */
+const NUMERIC_COLUMNS: ReadonlySet<FilterColumn> = new Set([
+  'position',
+  'priority_rank',
+  'status_rank',
+]);
+
+/** `column` in a form no index serves (see `matching`), comparing exactly as the column does. */
+function unindexed(column: FilterColumn) {
+  return NUMERIC_COLUMNS.has(column) ? sql`${sql.ref(column)} + 0` : sql`${sql.ref(column)} || ''`;
+}
+
+type Eb = ExpressionBuilder<Tables, 'todos'>;
+
+/**
+ * The owner scope and the filter as one condition, shared by list, count and bulk delete.
+ *
+ * With an `ordering`, a list must walk that ordering's index: a filter on another indexed
+ * column could tempt the planner into reading a range of that index and then sorting every
+ * match, which a list must never do. Such columns are compared in an `unindexed` form, unless
+ * their index also yields the order (a range on the leading sort column, one status in the
+ * default order). Without an ordering (count, delete) every index is fair game.
+ */
 function matching(
-  eb: ExpressionBuilder<Tables, 'todos'>,
+  eb: Eb,
   ownerId: string,
   filter: TodoFilter,
+  ordering?: readonly Ordering[],
 ): Expression<SqlBool> {
+  const unordered = ordering === undefined;
+  const leading = ordering?.[0]?.column;
+  /** The column as indexes may use it when `usable`, else in its unindexed form. */
+  const ref = <T extends string | number>(column: FilterColumn, usable: boolean) =>
+    usable ? sql<T>`${sql.ref(column)}` : sql<T>`${unindexed(column)}`;
+  const leads = (column: FilterColumn) => unordered || column === leading;
+  // The status index continues with the default order, so it serves one status in that order.
+  const statusIndexServes =
+    unordered ||
+    (ordering.map((o) => o.column).join() === 'position,created_at,id' &&
+      ordering.every((o) => o.descending === ordering[0]?.descending));
+
   const conditions: Expression<SqlBool>[] = [eb('owner_id', '=', ownerId)];
-  if (filter.statuses) conditions.push(eb('status', 'in', filter.statuses));
-  if (filter.completed !== undefined) {
-    conditions.push(eb('status', filter.completed ? '=' : '!=', 'completed'));
+  const { statuses, completed, priorities, overdue } = filter;
+
+  if (statuses) {
+    const usable = unordered || (statuses.length === 1 && statusIndexServes);
+    conditions.push(eb(ref<string>('status', usable), 'in', statuses));
   }
+  if (completed !== undefined) {
+    conditions.push(
+      completed
+        ? eb(ref<string>('status', statusIndexServes), '=', 'completed')
+        : eb('status', '!=', 'completed'),
+    );
+  }
+  if (priorities) {
+    // By rank, so that a count reads the priority index alone. In a list, an IN list on the
+    // leading column next to the keyset's row-value bound makes SQLite give up the index order
+    // (measured), so only a single value may use the index there.
+    const usable = unordered || (priorities.length === 1 && leads('priority_rank'));
+    conditions.push(eb(ref<number>('priority_rank', usable), 'in', priorities.map(priorityRank)));
+  }
+  for (const key of filter.allLabels ?? []) {
+    conditions.push(hasLabel(eb, ownerId, [key]));
+  }
+  if (filter.anyLabels) conditions.push(hasLabel(eb, ownerId, filter.anyLabels));
+
+  // Due ranges compare one due key column with [lower, upper); missing dues fall outside.
+  const dueBefore =
+    overdue?.value === true && (filter.dueBefore === undefined || overdue.now < filter.dueBefore)
+      ? overdue.now
+      : filter.dueBefore;
+  if (dueBefore !== undefined || filter.dueAfter !== undefined) {
+    const column = leading === 'due_desc_key' ? 'due_desc_key' : 'due_asc_key';
+    const due = ref<string>(column, leads(column));
+    conditions.push(eb(due, '>=', filter.dueAfter ?? DUE_KEY_MIN));
+    conditions.push(eb(due, '<', dueBefore ?? DUE_KEY_NONE.asc));
+  }
+  if (overdue?.value === true) {
+    conditions.push(eb(ref<string>('status', unordered), 'not in', ['completed', 'cancelled']));
+  } else if (overdue?.value === false) {
+    // `due_asc_key` of a todo without a due sorts after every date, so it is "not overdue".
+    conditions.push(
+      eb.or([
+        eb(ref<string>('due_asc_key', unordered), '>=', overdue.now),
+        eb(ref<string>('status', unordered), 'in', ['completed', 'cancelled']),
+      ]),
+    );
+  }
+  const created = ref<string>('created_at', leads('created_at'));
+  if (filter.createdAfter !== undefined) conditions.push(eb(created, '>=', filter.createdAfter));
+  if (filter.createdBefore !== undefined) conditions.push(eb(created, '<', filter.createdBefore));
+  if (filter.updatedSince !== undefined) {
+    conditions.push(eb(ref<string>('updated_at', leads('updated_at')), '>=', filter.updatedSince));
+  }
+  if (filter.search !== undefined) conditions.push(matchesSearch(filter.search));
   return eb.and(conditions);
 }
 
-/** All SQL over `todos`. Each function takes the database or the caller's transaction. */
+/** The todo has one of `keys` (a probe of `todo_labels` per todo, by its index). */
+function hasLabel(eb: Eb, ownerId: string, keys: readonly string[]): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom('todo_labels')
+      .select(sql.lit(1).as('one'))
+      .whereRef('todo_labels.todo_id', '=', 'todos.id')
+      .where('todo_labels.owner_id', '=', ownerId)
+      .where('todo_labels.label_key', 'in', keys),
+  );
+}
+
+/**
+ * Rows strictly after `keyset` in `ordering`. One direction throughout: a row-value comparison,
+ * which both SQLite and PostgreSQL answer with one index seek. Mixed directions: a bound on the
+ * first column, which the index seeks, and the exact condition
+ * `a > x OR (a = x AND (b < y OR (b = y AND …)))` over unindexed forms of the columns (else
+ * SQLite answers the OR from several indexes and sorts all of it).
+ */
+function after(ordering: readonly Ordering[], keyset: TodoKeyset): Expression<SqlBool> {
+  const op = (descending: boolean) => sql.raw(descending ? '<' : '>');
+  const first = ordering[0];
+  if (first && ordering.every((o) => o.descending === first.descending)) {
+    return sql<SqlBool>`(${sql.join(ordering.map((o) => sql.ref(o.column)))}) ${op(first.descending)} (${sql.join([...keyset])})`;
+  }
+  const expand = (index: number): Expression<SqlBool> => {
+    const { column, descending } = ordering[index] as Ordering;
+    const strictly = sql<SqlBool>`${unindexed(column)} ${op(descending)} ${keyset[index]}`;
+    if (index === ordering.length - 1) return strictly;
+    return sql<SqlBool>`(${strictly} or (${unindexed(column)} = ${keyset[index]} and ${expand(index + 1)}))`;
+  };
+  const { column, descending } = first as Ordering;
+  return sql<SqlBool>`${sql.ref(column)} ${sql.raw(descending ? '<=' : '>=')} ${keyset[0]} and ${expand(0)}`;
+}
+
+async function insertLabels(db: Db, ownerId: string, todoId: string, keys: readonly string[]) {
+  if (keys.length === 0) return;
+  await db
+    .insertInto('todo_labels')
+    .values(keys.map((key) => ({ owner_id: ownerId, label_key: key, todo_id: todoId })))
+    .execute();
+}
+
+/**
+ * All SQL over `todos` and its derived tables. Each function takes the database or the caller's
+ * transaction; derived columns and label rows are written in the same one as the todo.
+ */
 export const todosRepository = {
   findById(db: Db, ownerId: string, id: string): Promise<TodoRow | undefined> {
     return db
@@ -42,19 +242,46 @@ export const todosRepository = {
   },
 
   async insert(db: Db, row: NewTodoRow): Promise<TodoRow> {
-    return db.insertInto('todos').values(row).returningAll().executeTakeFirstOrThrow();
+    const inserted = await db
+      .insertInto('todos')
+      .values({ ...row, ...derivedColumns(row) })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await insertLabels(db, row.owner_id, row.id, labelKeysOf(row.labels));
+    return inserted;
   },
 
-  async update(db: Db, ownerId: string, id: string, changes: TodoRowUpdate): Promise<TodoRow> {
-    return db
+  async update(db: Db, ownerId: string, id: string, changes: TodoRowChanges): Promise<TodoRow> {
+    const row = await db
       .updateTable('todos')
-      .set(changes)
+      .set({ ...changes, ...derivedColumns(changes) })
       .where('owner_id', '=', ownerId)
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    // Rewrite only the label rows that changed.
+    const stored = await db
+      .selectFrom('todo_labels')
+      .select('label_key')
+      .where('todo_id', '=', id)
+      .where('owner_id', '=', ownerId)
+      .execute();
+    const wanted = labelKeysOf(changes.labels);
+    const removed = stored.map((r) => r.label_key).filter((key) => !wanted.includes(key));
+    const added = wanted.filter((key) => !stored.some((r) => r.label_key === key));
+    if (removed.length > 0) {
+      await db
+        .deleteFrom('todo_labels')
+        .where('todo_id', '=', id)
+        .where('owner_id', '=', ownerId)
+        .where('label_key', 'in', removed)
+        .execute();
+    }
+    await insertLabels(db, ownerId, id, added);
+    return row;
   },
 
+  /** Label rows and the search index follow by cascade and trigger (migrations 0005, 0006). */
   async delete(db: Db, ownerId: string, id: string): Promise<boolean> {
     const result = await db
       .deleteFrom('todos')
@@ -64,36 +291,59 @@ export const todosRepository = {
     return result.numDeletedRows > 0n;
   },
 
+  /** The statement `deleteMatching` runs (exposed so that tests can EXPLAIN it). */
+  deleteMatchingQuery(db: Db, ownerId: string, filter: TodoFilter) {
+    return db.deleteFrom('todos').where((eb) => matching(eb, ownerId, filter));
+  },
+
   async deleteMatching(db: Db, ownerId: string, filter: TodoFilter): Promise<number> {
-    const result = await db
-      .deleteFrom('todos')
-      .where((eb) => matching(eb, ownerId, filter))
+    const result = await todosRepository
+      .deleteMatchingQuery(db, ownerId, filter)
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   },
 
-  /** One page in the default order (`order`, `created_at`, `id`), keyset-paged, never OFFSET. */
-  list(
-    db: Db,
-    ownerId: string,
-    query: { filter: TodoFilter; after: TodoKeyset | undefined; limit: number },
-  ): Promise<TodoRow[]> {
-    const { filter, after, limit } = query;
+  /** The statement `list` runs (exposed so that tests can EXPLAIN it). */
+  listQuery(db: Db, ownerId: string, query: ListQuery) {
+    const ordering = orderingOf(query.sort);
     let select = db
       .selectFrom('todos')
       .selectAll()
-      .where((eb) => matching(eb, ownerId, filter));
-    if (after) {
-      // A row-value comparison, which both SQLite and PostgreSQL answer from the index.
-      select = select.where((eb) =>
-        eb(
-          eb.refTuple('position', 'created_at', 'id'),
-          '>',
-          eb.tuple(after.position, after.createdAt, after.id),
-        ),
-      );
+      .where((eb) => matching(eb, ownerId, query.filter, ordering));
+    if (query.after) select = select.where(after(ordering, query.after));
+    for (const { column, descending } of ordering) {
+      select = select.orderBy(column, descending ? 'desc' : 'asc');
     }
-    return select.orderBy('position').orderBy('created_at').orderBy('id').limit(limit).execute();
+    return select.limit(query.limit);
+  },
+
+  /** One page in `sort` order, keyset-paged (never OFFSET), served by the sort's index. */
+  list(db: Db, ownerId: string, query: ListQuery): Promise<TodoRow[]> {
+    return todosRepository.listQuery(db, ownerId, query).execute();
+  },
+
+  /** The values `list` pages by, from a row it returned: the next page's `after`. */
+  keysetOf(row: TodoRow, sort: readonly SortKey[]): TodoKeyset {
+    return orderingOf(sort).map(({ column }) => row[column]);
+  },
+
+  /** How many values `keysetOf` gives for `sort`: a cursor must carry exactly these. */
+  keysetLength(sort: readonly SortKey[]): number {
+    return sort.length + 1;
+  },
+
+  /** The statement `count` runs (exposed so that tests can EXPLAIN it). */
+  countQuery(db: Db, ownerId: string, filter: TodoFilter) {
+    return db
+      .selectFrom('todos')
+      .select((eb) => eb.fn.countAll<number | bigint>().as('count'))
+      .where((eb) => matching(eb, ownerId, filter));
+  },
+
+  /** Rows matching `filter`, regardless of paging (`Prefer: count=exact`). */
+  async count(db: Db, ownerId: string, filter: TodoFilter): Promise<number> {
+    const row = await todosRepository.countQuery(db, ownerId, filter).executeTakeFirstOrThrow();
+    return Number(row.count);
   },
 
   async maxOrder(db: Db, ownerId: string): Promise<number | undefined> {

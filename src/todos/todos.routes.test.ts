@@ -871,10 +871,13 @@ describe('the todo resource', () => {
         expectProblem(response, 400, 'invalid-parameter', { pointer: 'completed' });
       });
 
-      it.each(['sort=title', 'foo=1'])('returns 400 unknown-parameter for ?%s', async (query) => {
-        const response = await t.inject({ method: 'GET', url: `/api/todos?${query}` });
-        expectProblem(response, 400, 'unknown-parameter', { pointer: query.split('=')[0] });
-      });
+      it.each(['sort_by=title', 'foo=1'])(
+        'returns 400 unknown-parameter for ?%s',
+        async (query) => {
+          const response = await t.inject({ method: 'GET', url: `/api/todos?${query}` });
+          expectProblem(response, 400, 'unknown-parameter', { pointer: query.split('=')[0] });
+        },
+      );
     });
   });
 });

@@ -12,6 +12,8 @@ import {
   jsonResponse,
   problemResponses,
 } from '../http/openapi-responses.js';
+import { preferences } from '../http/prefer.js';
+import { appendVary } from '../http/vary.js';
 import { baseUrlOf, pathOf } from '../http/request-context.js';
 import {
   parseIdempotencyKey,
@@ -56,6 +58,15 @@ const IdempotentHeaders = Type.Object({
 const IdempotentIfMatchHeaders = Type.Object({
   ...IfMatchHeaders.properties,
   ...IdempotentHeaders.properties,
+});
+
+const ListHeaders = Type.Object({
+  prefer: Type.Optional(
+    Type.String({
+      description:
+        'RFC 7240. `count=exact`: also count every todo matching the filters (ignoring paging) into `X-Total-Count`. Counting costs a pass over the matches, so it is never done otherwise. Other preferences are ignored.',
+    }),
+  ),
 });
 
 const TodoResponse = jsonResponse(TodoSchema, 'The todo.', { ETag: HEADERS.etag });
@@ -143,11 +154,17 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         operationId: 'listTodos',
         summary: 'List todos',
         description:
-          'A bare JSON array in the default order (`order`, then `created_at`, then `id`). Pages are keyset-based: follow `Link: rel="next"` until it is absent.',
+          'A bare JSON array of the todos matching every filter given, in `sort` order (default: `order`, then `created_at`, then `id`). Pages are keyset-based: follow `Link: rel="next"` until it is absent. Send `Prefer: count=exact` to get the number of all matching todos in `X-Total-Count`. Every filter and every single sort key is served by an index.',
         tags: TAGS,
         querystring: ListQuerySchema,
+        headers: ListHeaders,
         response: {
-          200: jsonResponse(Type.Array(TodoSchema), 'One page of todos.', { Link: HEADERS.link }),
+          200: jsonResponse(Type.Array(TodoSchema), 'One page of todos.', {
+            Link: HEADERS.link,
+            'X-Total-Count': HEADERS.totalCount,
+            'Preference-Applied': HEADERS.preferenceApplied,
+            Vary: HEADERS.varyPrefer,
+          }),
           ...problemResponses([
             'invalid-parameter',
             'unknown-parameter',
@@ -159,9 +176,16 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
     },
     async (request, reply) => {
       const ctx = contextOf(request);
-      const page = await service.list(database.db, ctx, request.query);
+      const count = preferences(request.headers.prefer).get('count')?.toLowerCase() === 'exact';
+      const page = await service.list(database.db, ctx, request.query, { count });
+      appendVary(reply, 'Prefer');
       if (page.nextCursor)
         void reply.header('link', nextLink(ctx.baseUrl, request.query, page.nextCursor));
+      if (page.totalCount !== undefined) {
+        void reply
+          .header('x-total-count', String(page.totalCount))
+          .header('preference-applied', 'count=exact');
+      }
       return page.todos;
     },
   );

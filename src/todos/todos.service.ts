@@ -1,15 +1,16 @@
+import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { Db } from '../db/database.js';
 import { AppError, notFound, validationError, type FieldError } from '../http/app-error.js';
 import { satisfies, type VersionPrecondition } from '../http/conditional.js';
 import type { CursorCodec } from './todo-cursor.js';
 import { FIELD_DEFAULTS, normalizeFields, type TodoFields } from './todo-fields.js';
+import { parseFilter, parseSort, type SortKey, type TodoFilter } from './todo-list-query.js';
 import { ACTIONS, assertTransition, type TodoAction } from './todo-status.js';
 import {
   LIMITS,
   LIST_LIMIT,
   READ_ONLY_FIELDS,
-  TODO_STATUSES,
   type ListFiltersQuery,
   type ListQuery,
   type Todo,
@@ -18,7 +19,7 @@ import {
   type TodoWrite,
 } from './todo.schemas.js';
 import type { TodoRow } from './todo.table.js';
-import { todosRepository as repository, type TodoFilter } from './todos.repository.js';
+import { todosRepository as repository } from './todos.repository.js';
 
 /** Gap left between a new todo's `order` and the last one, so clients can insert between. */
 const ORDER_STEP = 1024;
@@ -38,6 +39,8 @@ export interface TodosServiceDeps {
 export interface TodoPage {
   readonly todos: Todo[];
   readonly nextCursor: string | undefined;
+  /** All todos matching the filters, ignoring paging; only when asked for. */
+  readonly totalCount: number | undefined;
 }
 
 /** The one mapper from a stored row to the API object. */
@@ -136,31 +139,15 @@ function checkPrecondition(precondition: VersionPrecondition | undefined, curren
   }
 }
 
-function parseStatuses(raw: string | undefined): TodoStatus[] | undefined {
-  if (raw === undefined) return undefined;
-  const statuses = [...new Set(raw.split(',').map((status) => status.trim()))];
-  const unknown = statuses.filter(
-    (status) => !(TODO_STATUSES as readonly string[]).includes(status),
-  );
-  if (unknown.length > 0) {
-    const detail = `status must be a comma-separated list of: ${TODO_STATUSES.join(', ')} (unknown: ${unknown.join(', ')})`;
-    throw new AppError('invalid-parameter', detail, {
-      errors: [{ pointer: 'status', code: 'enum', detail }],
-    });
-  }
-  return (statuses as TodoStatus[]).sort();
-}
-
-function toFilter(query: ListFiltersQuery): TodoFilter {
-  return {
-    statuses: parseStatuses(query.status),
-    completed: query.completed === undefined ? undefined : query.completed === 'true',
-  };
-}
-
-/** The filters a cursor is bound to, in a canonical spelling. */
-function filterKey(filter: TodoFilter): string {
-  return JSON.stringify([filter.statuses ?? null, filter.completed ?? null]);
+/**
+ * What a cursor is bound to: the filters (but the clock behind `overdue`), `q` and the sort, as
+ * a short fingerprint. The version changes whenever the meaning of a keyset changes, so that
+ * older cursors are refused instead of misread.
+ */
+function bindingOf(filter: TodoFilter, sort: readonly SortKey[]): string {
+  const { overdue, ...rest } = filter;
+  const canonical = stringify({ v: 2, filter: { ...rest, overdue: overdue?.value }, sort }) ?? '';
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
 }
 
 export function createTodosService(deps: TodosServiceDeps) {
@@ -209,23 +196,41 @@ export function createTodosService(deps: TodosServiceDeps) {
   }
 
   return {
-    async list(db: Db, ctx: RequestContext, query: ListQuery): Promise<TodoPage> {
-      const filter = toFilter(query);
-      const key = filterKey(filter);
-      const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, key);
+    /** One page; with `count`, also the number of all matching todos (`Prefer: count=exact`). */
+    async list(
+      db: Db,
+      ctx: RequestContext,
+      query: ListQuery,
+      options: { readonly count: boolean },
+    ): Promise<TodoPage> {
+      const filter = parseFilter(query, now());
+      const sort = parseSort(query.sort);
+      const binding = bindingOf(filter, sort);
+      const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, binding);
+      if (after && after.length !== repository.keysetLength(sort)) {
+        // Only a cursor signed by an older version of the service can get here.
+        throw new AppError('invalid-cursor', 'The cursor is from an older version; start again.', {
+          errors: [{ pointer: 'cursor', code: 'invalid-cursor', detail: 'is outdated' }],
+        });
+      }
       const limit = Math.min(query.limit ?? LIST_LIMIT.default, LIST_LIMIT.max);
-      // One extra row tells whether a next page exists without a count.
-      const rows = await repository.list(db, ctx.ownerId, { filter, after, limit: limit + 1 });
+      // One connection for both statements, so that no other write of this process lands between.
+      const { rows, totalCount } = await db.connection().execute(async (conn) => ({
+        // One extra row tells whether a next page exists without a count.
+        rows: await repository.list(conn, ctx.ownerId, { filter, sort, after, limit: limit + 1 }),
+        totalCount: options.count ? await repository.count(conn, ctx.ownerId, filter) : undefined,
+      }));
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const nextCursor =
         rows.length > limit && last
-          ? cursors.encode(
-              { position: last.position, createdAt: last.created_at, id: last.id },
-              key,
-            )
+          ? cursors.encode(repository.keysetOf(last, sort), binding)
           : undefined;
-      return { todos: page.map((row) => todoRowToTodo(row, ctx.baseUrl)), nextCursor };
+      return {
+        todos: page.map((row) => todoRowToTodo(row, ctx.baseUrl)),
+        nextCursor,
+        totalCount,
+      };
     },
 
     get(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
@@ -347,7 +352,7 @@ export function createTodosService(deps: TodosServiceDeps) {
     },
 
     deleteMatching(db: Db, ctx: RequestContext, query: ListFiltersQuery): Promise<number> {
-      return repository.deleteMatching(db, ctx.ownerId, toFilter(query));
+      return repository.deleteMatching(db, ctx.ownerId, parseFilter(query, now()));
     },
   };
 }

@@ -1,0 +1,114 @@
+import { Migrator, sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseFilter, parseSort } from '../todos/todo-list-query.js';
+import { todosRepository } from '../todos/todos.repository.js';
+import { createDatabase } from './create-database.js';
+import type { Database } from './database.js';
+import * as createTodos from './migrations/0001-create-todos.js';
+import * as createIdempotencyKeys from './migrations/0002-create-idempotency-keys.js';
+import * as createSettings from './migrations/0003-create-settings.js';
+import { migrateToLatest } from './migrator.js';
+
+/** Todos stored by 0.1.0, before the list keys, label rows and search index existed. */
+const OLD_TODOS = Array.from({ length: 1200 }, (_, i) => ({
+  id: `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+  owner_id: 'anonymous',
+  title: i === 7 ? 'Éclair au café' : `todo ${i}`,
+  description: i === 8 ? 'Ask about the CRÈME' : null,
+  status: i % 2 === 0 ? 'open' : 'completed',
+  priority: i % 3 === 0 ? 'urgent' : 'none',
+  position: i,
+  labels: JSON.stringify(i % 100 === 0 ? ['Work', 'home'] : []),
+  due_date: i === 9 ? '2026-03-01' : null,
+  due_at: null,
+  metadata: '{}',
+  version: 1,
+  completed_at: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+}));
+
+describe('migrations from 0.1.0', () => {
+  let database: Database;
+
+  beforeEach(async () => {
+    database = createDatabase('sqlite::memory:');
+    const v010 = new Migrator({
+      db: database.db,
+      provider: {
+        getMigrations: () =>
+          Promise.resolve({
+            '0001-create-todos': createTodos,
+            '0002-create-idempotency-keys': createIdempotencyKeys,
+            '0003-create-settings': createSettings,
+          }),
+      },
+    });
+    expect((await v010.migrateToLatest()).error).toBeUndefined();
+    for (let i = 0; i < OLD_TODOS.length; i += 100) {
+      await sql`insert into todos ${sql`(${sql.join(Object.keys(OLD_TODOS[0] ?? {}).map((c) => sql.ref(c)))})`}
+        values ${sql.join(OLD_TODOS.slice(i, i + 100).map((row) => sql`(${sql.join(Object.values(row))})`))}`.execute(
+        database.db,
+      );
+    }
+    await migrateToLatest(database.db);
+  });
+  afterEach(async () => {
+    await database.close();
+  });
+
+  async function titles(query: Parameters<typeof parseFilter>[0], sort?: string) {
+    const rows = await todosRepository.list(database.db, 'anonymous', {
+      filter: parseFilter(query, new Date('2026-06-01T00:00:00Z')),
+      sort: parseSort(sort),
+      after: undefined,
+      limit: 5,
+    });
+    return rows.map((row) => row.title);
+  }
+
+  it('backfills the sort keys of every todo', async () => {
+    expect(await titles({}, '-priority,-order')).toEqual([
+      'todo 1197',
+      'todo 1194',
+      'todo 1191',
+      'todo 1188',
+      'todo 1185',
+    ]);
+    // Folded: É sorts as e, before t (unfolded, U+00C9 would come after every "todo").
+    expect(await titles({}, 'title')).toEqual([
+      'Éclair au café',
+      'todo 0',
+      'todo 1',
+      'todo 10',
+      'todo 100',
+    ]);
+    expect(await titles({ overdue: 'true' })).toEqual([]);
+    expect(await titles({ due_before: '2026-03-02' })).toEqual(['todo 9']);
+    expect(await titles({ status: 'completed' }, 'status')).toEqual([
+      'todo 1',
+      'todo 3',
+      'todo 5',
+      'Éclair au café',
+      'todo 9',
+    ]);
+  });
+
+  it('backfills the label rows and the search index', async () => {
+    expect(await titles({ labels: 'work,HOME' })).toEqual([
+      'todo 0',
+      'todo 100',
+      'todo 200',
+      'todo 300',
+      'todo 400',
+    ]);
+    expect(await titles({ q: 'cafe' })).toEqual(['Éclair au café']);
+    expect(await titles({ q: 'creme' })).toEqual(['todo 8']);
+    const count = await todosRepository.count(
+      database.db,
+      'anonymous',
+      parseFilter({ labels_any: 'home' }, new Date()),
+    );
+    expect(count).toBe(12);
+  });
+});

@@ -1,0 +1,301 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CompiledQuery, type Compilable } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../src/db/create-database.js';
+import type { Database } from '../src/db/database.js';
+import { migrateToLatest } from '../src/db/migrator.js';
+import { parseFilter, parseSort } from '../src/todos/todo-list-query.js';
+import {
+  SORT_FIELDS,
+  TODO_PRIORITIES,
+  TODO_STATUSES,
+  type ListFiltersQuery,
+} from '../src/todos/todo.schemas.js';
+import type { TodoRow } from '../src/todos/todo.table.js';
+import { todosRepository as repository } from '../src/todos/todos.repository.js';
+
+/**
+ * Every list query the API can issue must be served by an index: EXPLAIN QUERY PLAN of the exact
+ * statements the repository builds must show an index SEARCH on the owner's rows — never a scan
+ * of `todos` — and, for lists, never a temporary B-tree to sort them. Checked on a seeded
+ * database, once without statistics and once after ANALYZE.
+ */
+
+const OWNER = 'owner-a';
+const NOW = new Date('2026-03-01T12:00:00.000Z');
+const LIMIT = 51;
+
+/** Each filter alone, as the query string spells it. */
+const FILTERS: Readonly<Record<string, ListFiltersQuery>> = {
+  'no filter': {},
+  'status=open': { status: 'open' },
+  'status=open,blocked': { status: 'open,blocked' },
+  'completed=true': { completed: 'true' },
+  'completed=false': { completed: 'false' },
+  'priority=high': { priority: 'high' },
+  'priority=high,urgent': { priority: 'high,urgent' },
+  'labels=work': { labels: 'work' },
+  'labels=work,home': { labels: 'work,home' },
+  'labels_any=work,rare': { labels_any: 'work,rare' },
+  'due_before=2026-02-01': { due_before: '2026-02-01' },
+  'due_after=2026-02-01': { due_after: '2026-02-01' },
+  'overdue=true': { overdue: 'true' },
+  'overdue=false': { overdue: 'false' },
+  'created_after=…': { created_after: '2025-06-01T00:00:00Z' },
+  'created_before=…': { created_before: '2025-01-02T00:00:00Z' },
+  'updated_since=…': { updated_since: '2025-12-01T00:00:00Z' },
+  'q=milk': { q: 'milk' },
+  'q=two words': { q: 'buy mil' },
+};
+
+/** The index that serves each single sort key (both directions: one walks it backwards). */
+const SORT_INDEX: Readonly<Record<string, string>> = {
+  order: 'todos_owner_position',
+  '-order': 'todos_owner_position',
+  created_at: 'todos_owner_created',
+  '-created_at': 'todos_owner_created',
+  updated_at: 'todos_owner_updated',
+  '-updated_at': 'todos_owner_updated',
+  due_at: 'todos_owner_due_asc',
+  '-due_at': 'todos_owner_due_desc',
+  priority: 'todos_owner_priority',
+  '-priority': 'todos_owner_priority',
+  title: 'todos_owner_title',
+  '-title': 'todos_owner_title',
+  status: 'todos_owner_status_rank',
+  '-status': 'todos_owner_status_rank',
+};
+
+const WORDS = ['buy', 'milk', 'call', 'mom', 'write', 'report', 'café', 'fix', 'bike', 'plan'];
+const LABELS = ['work', 'home', 'errands', 'Later', 'rare'];
+
+/** A small deterministic generator, so that the seeded data is the same on every run. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+}
+
+async function seed(database: Database, owners: number): Promise<void> {
+  const next = random(42);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+  await database.writeTransaction(async (trx) => {
+    for (let i = 0; i < 4000; i++) {
+      const created = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
+      const due = next();
+      const labels = LABELS.filter((label) => next() < (label === 'rare' ? 0.01 : 0.3));
+      await repository.insert(trx, {
+        id: `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`,
+        owner_id: i % owners === 0 ? OWNER : `owner-${i % owners}`,
+        title: `${pick(WORDS)} ${pick(WORDS)} ${i}`,
+        description: next() < 0.5 ? null : `${pick(WORDS)} ${pick(WORDS)}`,
+        status: pick(TODO_STATUSES),
+        priority: pick(TODO_PRIORITIES),
+        position: Math.floor(next() * 100_000),
+        labels: JSON.stringify(labels),
+        due_date:
+          due < 0.3 ? `2026-0${1 + Math.floor(next() * 6)}-1${Math.floor(next() * 9)}` : null,
+        due_at:
+          due > 0.6
+            ? new Date(Date.UTC(2026, 0, 1) + Math.floor(next() * 1e10)).toISOString()
+            : null,
+        metadata: '{}',
+        version: 1,
+        completed_at: null,
+        created_at: created,
+        updated_at: created,
+      });
+    }
+  });
+}
+
+describe.each([
+  ['without statistics', 4, false],
+  ['after ANALYZE, 4 owners', 4, true],
+  // Anonymous mode: one owner holds every row, so `owner_id = ?` selects the whole table.
+  ['after ANALYZE, 1 owner', 1, true],
+])('query plans %s', (_name, owners, analyze) => {
+  let database: Database;
+  let directory: string;
+  let sample: TodoRow;
+
+  beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'todo-api-plans-'));
+    database = createDatabase(`sqlite:${join(directory, 'todos.db')}`);
+    await migrateToLatest(database.db);
+    await seed(database, owners);
+    if (analyze) await database.db.executeQuery(CompiledQuery.raw('analyze'));
+    sample = await database.db
+      .selectFrom('todos')
+      .selectAll()
+      .where('owner_id', '=', OWNER)
+      .orderBy('id')
+      .offset(500)
+      .limit(1)
+      .executeTakeFirstOrThrow();
+  });
+  afterAll(async () => {
+    await database.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  async function planOf(query: Compilable): Promise<string[]> {
+    const { sql, parameters } = query.compile();
+    const result = await database.db.executeQuery<{ detail: string }>(
+      CompiledQuery.raw(`explain query plan ${sql}`, [...parameters]),
+    );
+    return result.rows.map((row) => row.detail);
+  }
+
+  /** Every access to `todos` is an index search on the owner; nothing scans a whole table. */
+  function expectIndexedOnly(plan: readonly string[]): void {
+    const todos = plan.filter((line) => /^(SCAN|SEARCH) todos\b/.test(line));
+    expect(todos, plan.join('\n')).not.toHaveLength(0);
+    for (const line of todos) {
+      expect(line, plan.join('\n')).toMatch(
+        /^SEARCH todos USING (COVERING )?INDEX \w+ \(owner_id=\?/,
+      );
+    }
+    for (const line of plan) {
+      expect(line, plan.join('\n')).not.toMatch(/^SCAN (todos|todo_labels|todo_search_keys)\b/);
+    }
+  }
+
+  function expectNoSort(plan: readonly string[]): void {
+    expect(plan.join('\n')).not.toMatch(/TEMP B-TREE FOR (RIGHT PART OF )?ORDER BY/);
+  }
+
+  function listQuery(filter: ListFiltersQuery, sort: string | undefined, page: 1 | 2) {
+    const sortKeys = parseSort(sort);
+    return repository.listQuery(database.db, OWNER, {
+      filter: parseFilter(filter, NOW),
+      sort: sortKeys,
+      after: page === 2 ? repository.keysetOf(sample, sortKeys) : undefined,
+      limit: LIMIT,
+    });
+  }
+
+  it('walks todos_owner_order for the default list, first and later pages', async () => {
+    for (const page of [1, 2] as const) {
+      const plan = await planOf(listQuery({}, undefined, page));
+      expectIndexedOnly(plan);
+      expectNoSort(plan);
+      expect(plan.join('\n')).toContain('todos_owner_order');
+    }
+  });
+
+  it.each(Object.keys(FILTERS))(
+    'lists with %s in the default order from an index, without sorting',
+    async (name) => {
+      for (const page of [1, 2] as const) {
+        const plan = await planOf(listQuery(FILTERS[name] ?? {}, undefined, page));
+        expectIndexedOnly(plan);
+        expectNoSort(plan);
+      }
+    },
+  );
+
+  it.each(Object.keys(SORT_INDEX))('sorts by %s by walking its index', async (sort) => {
+    for (const page of [1, 2] as const) {
+      const plan = await planOf(listQuery({}, sort, page));
+      expectIndexedOnly(plan);
+      expectNoSort(plan);
+      expect(plan.join('\n')).toContain(`INDEX ${SORT_INDEX[sort] ?? '?'} `);
+    }
+  });
+
+  it('never sorts for any single filter combined with any single sort key', async () => {
+    for (const filter of Object.values(FILTERS)) {
+      for (const sort of Object.keys(SORT_INDEX)) {
+        for (const page of [1, 2] as const) {
+          const plan = await planOf(listQuery(filter, sort, page));
+          expectIndexedOnly(plan);
+          expectNoSort(plan);
+        }
+      }
+    }
+  });
+
+  it('never sorts for any two filters combined with any single sort key', async () => {
+    const filters = Object.values(FILTERS);
+    for (const [i, first] of filters.entries()) {
+      for (const second of filters.slice(i + 1)) {
+        for (const sort of [undefined, ...Object.keys(SORT_INDEX)]) {
+          const plan = await planOf(listQuery({ ...first, ...second }, sort, 2));
+          expectIndexedOnly(plan);
+          expectNoSort(plan);
+        }
+      }
+    }
+  });
+
+  it('never sorts with every filter at once', async () => {
+    const all: ListFiltersQuery = Object.assign({}, ...Object.values(FILTERS)) as ListFiltersQuery;
+    for (const sort of [undefined, ...Object.keys(SORT_INDEX)]) {
+      const plan = await planOf(listQuery(all, sort, 2));
+      expectIndexedOnly(plan);
+      expectNoSort(plan);
+    }
+  });
+
+  it('uses the range of the due index when the due filter and the sort agree', async () => {
+    const plan = await planOf(listQuery({ due_before: '2026-02-01' }, 'due_at', 1));
+    expect(plan.join('\n')).toMatch(
+      /todos_owner_due_asc \(owner_id=\? AND due_asc_key>\? AND due_asc_key<\?\)/,
+    );
+    const backwards = await planOf(listQuery({ due_after: '2026-02-01' }, '-due_at', 1));
+    expect(backwards.join('\n')).toMatch(
+      /todos_owner_due_desc \(owner_id=\? AND due_desc_key>\? AND due_desc_key<\?\)/,
+    );
+  });
+
+  it.each([
+    'priority,-due_at',
+    '-due_at,priority',
+    'status,title',
+    '-status,-title',
+    '-updated_at,order',
+    'title,created_at',
+    'due_at,-priority,title',
+    'order,-created_at',
+  ])(
+    'sorts by %s walking the first key’s index, sorting only runs of equal first keys',
+    async (sort) => {
+      const first = sort.split(',')[0] ?? '';
+      for (const filter of [{}, { labels: 'work' }, { q: 'milk', status: 'open' }]) {
+        for (const page of [1, 2] as const) {
+          const plan = await planOf(listQuery(filter, sort, page));
+          expectIndexedOnly(plan);
+          const text = plan.join('\n');
+          expect(text).toContain(`INDEX ${SORT_INDEX[first] ?? '?'} `);
+          expect(text).not.toMatch(/USE TEMP B-TREE FOR ORDER BY/);
+        }
+      }
+    },
+  );
+
+  it.each(Object.keys(FILTERS))('counts %s from an index', async (name) => {
+    expectIndexedOnly(
+      await planOf(
+        repository.countQuery(database.db, OWNER, parseFilter(FILTERS[name] ?? {}, NOW)),
+      ),
+    );
+  });
+
+  it.each(Object.keys(FILTERS))('deletes %s through an index', async (name) => {
+    const query = repository.deleteMatchingQuery(
+      database.db,
+      OWNER,
+      parseFilter(FILTERS[name] ?? {}, NOW),
+    );
+    expectIndexedOnly(await planOf(query));
+  });
+
+  it.each(SORT_FIELDS)('has an index for the sort key %s', (field) => {
+    expect(SORT_INDEX[field]).toBeDefined();
+  });
+});
