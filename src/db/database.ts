@@ -1,10 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { TodoTable } from '../todos/todo.table.js';
+import type { TodoLabelTable, TodoTable } from '../todos/todo.table.js';
 import type { IdempotencyKeyTable } from '../idempotency/idempotency-key.table.js';
 
 /** Every table the service owns, as Kysely sees them. */
 export interface Tables {
   todos: TodoTable;
+  todo_labels: TodoLabelTable;
   idempotency_keys: IdempotencyKeyTable;
   settings: SettingTable;
 }

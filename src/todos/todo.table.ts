@@ -53,13 +53,6 @@ export interface TodoLabelTable {
   todo_id: string;
 }
 
-declare module '../db/database.js' {
-  // Declared here rather than in database.ts while that file is being reworked; same effect.
-  interface Tables {
-    todo_labels: TodoLabelTable;
-  }
-}
-
 type DerivedColumn = 'priority_rank' | 'status_rank' | 'title_key' | 'due_asc_key' | 'due_desc_key';
 
 export type TodoRow = Selectable<TodoTable>;
