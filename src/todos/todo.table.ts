@@ -55,7 +55,32 @@ export interface TodoLabelTable {
 
 type DerivedColumn = 'priority_rank' | 'status_rank' | 'title_key' | 'due_asc_key' | 'due_desc_key';
 
-export type TodoRow = Selectable<TodoTable>;
+/** A row as the service reads it: the stored fields, without the derived key columns. */
+export type TodoRow = Omit<Selectable<TodoTable>, DerivedColumn>;
+/** A listed row also carries the key columns of its sort, for the next page's cursor. */
+export type ListedTodoRow = TodoRow & Partial<Pick<Selectable<TodoTable>, DerivedColumn>>;
+
+/**
+ * The columns of `TodoRow`. Reads name them instead of `select *`: materialising the derived
+ * keys and `owner_id` as JS strings was a measurable share of a list request.
+ */
+export const TODO_ROW_COLUMNS = [
+  'id',
+  'owner_id',
+  'title',
+  'description',
+  'status',
+  'priority',
+  'position',
+  'labels',
+  'due_date',
+  'due_at',
+  'metadata',
+  'version',
+  'completed_at',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof TodoRow)[];
 /** What callers store; the repository adds the derived columns. */
 export type NewTodoRow = Omit<Insertable<TodoTable>, DerivedColumn>;
 /** Every mutable column at once, so that the derived columns can always be recomputed. */

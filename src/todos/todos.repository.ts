@@ -4,7 +4,14 @@ import { dueMoment, labelKey, priorityRank, statusRank, titleKey } from './todo-
 import type { SortKey, TodoFilter } from './todo-list-query.js';
 import { matchesSearch } from './todo-search.js';
 import type { SortField } from './todo.schemas.js';
-import { DUE_KEY_NONE, type NewTodoRow, type TodoRow, type TodoRowChanges } from './todo.table.js';
+import {
+  DUE_KEY_NONE,
+  TODO_ROW_COLUMNS,
+  type ListedTodoRow,
+  type NewTodoRow,
+  type TodoRow,
+  type TodoRowChanges,
+} from './todo.table.js';
 
 /** Columns a list can be ordered by: one per sort key and direction, then `id`. */
 type OrderColumn =
@@ -235,7 +242,7 @@ export const todosRepository = {
   findById(db: Db, ownerId: string, id: string): Promise<TodoRow | undefined> {
     return db
       .selectFrom('todos')
-      .selectAll()
+      .select(TODO_ROW_COLUMNS)
       .where('owner_id', '=', ownerId)
       .where('id', '=', id)
       .executeTakeFirst();
@@ -245,7 +252,7 @@ export const todosRepository = {
     const inserted = await db
       .insertInto('todos')
       .values({ ...row, ...derivedColumns(row) })
-      .returningAll()
+      .returning(TODO_ROW_COLUMNS)
       .executeTakeFirstOrThrow();
     await insertLabels(db, row.owner_id, row.id, labelKeysOf(row.labels));
     return inserted;
@@ -257,7 +264,7 @@ export const todosRepository = {
       .set({ ...changes, ...derivedColumns(changes) })
       .where('owner_id', '=', ownerId)
       .where('id', '=', id)
-      .returningAll()
+      .returning(TODO_ROW_COLUMNS)
       .executeTakeFirstOrThrow();
     // Rewrite only the label rows that changed.
     const stored = await db
@@ -306,9 +313,13 @@ export const todosRepository = {
   /** The statement `list` runs (exposed so that tests can EXPLAIN it). */
   listQuery(db: Db, ownerId: string, query: ListQuery) {
     const ordering = orderingOf(query.sort);
+    // The row's columns, plus the sort's key columns that the cursor of the next page needs.
+    const keyColumns = ordering
+      .map(({ column }) => column)
+      .filter((column) => !(TODO_ROW_COLUMNS as readonly string[]).includes(column));
     let select = db
       .selectFrom('todos')
-      .selectAll()
+      .select([...TODO_ROW_COLUMNS, ...keyColumns])
       .where((eb) => matching(eb, ownerId, query.filter, ordering));
     if (query.after) select = select.where(after(ordering, query.after));
     for (const { column, descending } of ordering) {
@@ -318,13 +329,17 @@ export const todosRepository = {
   },
 
   /** One page in `sort` order, keyset-paged (never OFFSET), served by the sort's index. */
-  list(db: Db, ownerId: string, query: ListQuery): Promise<TodoRow[]> {
+  list(db: Db, ownerId: string, query: ListQuery): Promise<ListedTodoRow[]> {
     return todosRepository.listQuery(db, ownerId, query).execute();
   },
 
   /** The values `list` pages by, from a row it returned: the next page's `after`. */
-  keysetOf(row: TodoRow, sort: readonly SortKey[]): TodoKeyset {
-    return orderingOf(sort).map(({ column }) => row[column]);
+  keysetOf(row: ListedTodoRow, sort: readonly SortKey[]): TodoKeyset {
+    return orderingOf(sort).map(({ column }) => {
+      const value = row[column];
+      if (value === undefined) throw new Error(`list did not select the sort column ${column}`);
+      return value;
+    });
   },
 
   /** How many values `keysetOf` gives for `sort`: a cursor must carry exactly these. */
