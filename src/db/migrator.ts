@@ -6,6 +6,7 @@ import * as createSettings from './migrations/0003-create-settings.js';
 import * as addTodoListKeys from './migrations/0004-add-todo-list-keys.js';
 import * as createTodoLabels from './migrations/0005-create-todo-labels.js';
 import * as createTodoSearch from './migrations/0006-create-todo-search.js';
+import * as addUrgencyDueIndexes from './migrations/0007-add-urgency-due-indexes.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004-add-todo-list-keys': addTodoListKeys,
   '0005-create-todo-labels': createTodoLabels,
   '0006-create-todo-search': createTodoSearch,
+  '0007-add-urgency-due-indexes': addUrgencyDueIndexes,
 };
 
 /** Applies every pending migration; throws if one fails (it is rolled back). */
