@@ -1,0 +1,304 @@
+/**
+ * The benchmark's report: the targets of the issue evaluated against one run, and the Markdown
+ * tables that are printed and written next to the JSON.
+ */
+import type { SyncRate } from './fsync-rate.js';
+import type { LoadOptions, ScenarioResult } from './load.js';
+
+export interface SizeRun {
+  readonly rows: number;
+  readonly seed: {
+    readonly seconds: number;
+    readonly rowsPerSecond: number;
+    readonly fileBytes: number;
+    readonly ftsRows: number | undefined;
+    readonly derivedTables: readonly string[];
+    readonly path: string;
+  };
+  readonly scenarios: readonly ScenarioResult[];
+  /** VmHWM of the service process at the end of the run, bytes. */
+  readonly peakRssBytes: number;
+  readonly deletePool: {
+    readonly size: number;
+    readonly used: number;
+    readonly exhausted: boolean;
+  };
+}
+
+export interface Machine {
+  readonly cpu: string;
+  readonly cores: number;
+  readonly node: string;
+  readonly platform: string;
+  readonly pinning: string;
+  readonly pinned: boolean;
+  readonly autocannon: string;
+}
+
+export interface Target {
+  readonly target: string;
+  readonly scope: string;
+  readonly measured: string;
+  /** undefined: could not be evaluated in this run (e.g. only one size). */
+  readonly pass: boolean | undefined;
+}
+
+export interface BenchReport {
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly command: string;
+  readonly machine: Machine;
+  readonly options: LoadOptions;
+  readonly fsync: SyncRate;
+  readonly ceiling: ScenarioResult;
+  readonly sizes: readonly SizeRun[];
+  readonly targets: readonly Target[];
+}
+
+const MB = 1024 * 1024;
+
+export function formatInt(value: number): string {
+  return Number.isFinite(value) ? Math.round(value).toLocaleString('en-US') : '—';
+}
+
+function fixed(value: number, digits = 2): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : '—';
+}
+
+function rowsLabel(rows: number): string {
+  if (rows >= 1_000_000 && rows % 1_000_000 === 0) return `${rows / 1_000_000}M`;
+  if (rows >= 1000 && rows % 1000 === 0) return `${rows / 1000}k`;
+  return String(rows);
+}
+
+function scenario(size: SizeRun, key: string): ScenarioResult | undefined {
+  return size.scenarios.find((s) => s.key === key);
+}
+
+/** Evaluates every target of the issue that this run has the data for. */
+export function evaluateTargets(
+  sizes: readonly SizeRun[],
+  ceiling: ScenarioResult,
+  fsync: SyncRate,
+): Target[] {
+  const targets: Target[] = [];
+  const ceilingRate = ceiling.requestsPerSecond;
+  const fsyncRate = fsync.fsyncPerSecond;
+
+  for (const size of sizes) {
+    const scope = `${rowsLabel(size.rows)} rows`;
+    const throughput = (
+      key: string,
+      label: string,
+      base: number,
+      baseName: string,
+      factor: number,
+    ) => {
+      const s = scenario(size, key);
+      if (!s) return;
+      const ratio = s.requestsPerSecond / base;
+      targets.push({
+        target: `${label} ≥ ${factor} × ${baseName}`,
+        scope,
+        measured: s.skipped
+          ? `not measured: ${s.skipped}`
+          : `${formatInt(s.requestsPerSecond)} req/s = ${fixed(ratio)} × ${baseName}`,
+        pass: !s.skipped && ratio >= factor,
+      });
+    };
+    const p99 = (key: string, label: string, limit: number) => {
+      const s = scenario(size, key);
+      if (!s) return;
+      targets.push({
+        target: `${label} p99 ≤ ${limit} ms`,
+        scope,
+        measured: s.skipped ? `not measured: ${s.skipped}` : `${fixed(s.p99)} ms`,
+        pass: !s.skipped && s.p99 <= limit,
+      });
+    };
+    throughput('get', 'GET one', ceilingRate, 'ceiling', 0.45);
+    p99('get', 'GET one', 15);
+    throughput('list', 'list 50 items', ceilingRate, 'ceiling', 0.12);
+    p99('list', 'list 50 items', 40);
+    throughput('post', 'POST (durable)', fsyncRate, 'fsync rate', 1.5);
+    p99('post', 'POST', 50);
+    throughput('patch', 'PATCH', fsyncRate, 'fsync rate', 1.2);
+    p99('patch', 'PATCH', 50);
+    throughput('put', 'PUT', fsyncRate, 'fsync rate', 1.2);
+    p99('put', 'PUT', 50);
+    const failing = size.scenarios.filter((s) => s.errors > 0 || s.timeouts > 0);
+    targets.push({
+      target: '0 non-2xx and 0 timeouts in every scenario',
+      scope,
+      measured:
+        failing.length === 0
+          ? 'none'
+          : failing
+              .map((s) =>
+                s.skipped
+                  ? `${s.key}: ${s.skipped}`
+                  : `${s.key}: ${formatInt(s.errors)} errors (${formatInt(s.timeouts)} timeouts)`,
+              )
+              .join('; '),
+      pass: failing.length === 0,
+    });
+  }
+
+  const sorted = [...sizes].sort((a, b) => a.rows - b.rows);
+  const small = sorted[0];
+  const large = sorted.at(-1);
+  const scaling = (key: string, label: string, factor: number) => {
+    const target = `${label}: p50 at the larger size ≤ ${factor} × at the smaller`;
+    if (!small || !large || small === large) {
+      targets.push({
+        target,
+        scope: 'two sizes',
+        measured: 'needs --rows with two sizes',
+        pass: undefined,
+      });
+      return;
+    }
+    const a = scenario(small, key);
+    const b = scenario(large, key);
+    const scope = `${rowsLabel(large.rows)} vs ${rowsLabel(small.rows)}`;
+    if (!a || !b) return;
+    if (a.skipped || b.skipped) {
+      targets.push({
+        target,
+        scope,
+        measured: `not measured: ${a.skipped ?? b.skipped ?? ''}`,
+        pass: false,
+      });
+      return;
+    }
+    const ratio = b.p50 / a.p50;
+    targets.push({
+      target,
+      scope,
+      measured: `${fixed(b.p50)} / ${fixed(a.p50)} ms = ${fixed(ratio)} ×`,
+      pass: ratio <= factor,
+    });
+  };
+  scaling('list-filtered', 'list filtered + sorted', 1.25);
+  scaling('search', 'search q', 1.25);
+  scaling('get', 'GET one', 1.1);
+
+  if (large) {
+    const million = sizes.find((s) => s.rows === 1_000_000) ?? large;
+    targets.push({
+      target: 'peak RSS of the service ≤ 250 MB',
+      scope: `${rowsLabel(million.rows)} rows run`,
+      measured: `${fixed(million.peakRssBytes / MB, 1)} MB`,
+      pass: million.peakRssBytes <= 250 * MB,
+    });
+  }
+  return targets;
+}
+
+function verdict(pass: boolean | undefined): string {
+  if (pass === undefined) return 'n/a';
+  return pass ? 'PASS' : '**MISS**';
+}
+
+function scenarioRow(s: ScenarioResult, ceilingRate: number, fsyncRate: number): string {
+  if (s.skipped) {
+    return `| ${s.title} | — | — | — | — | — | — | not run: ${s.skipped} | ${fixed(s.peakRssBytes / MB, 0)} | — |`;
+  }
+  const cells = [
+    s.title,
+    formatInt(s.requestsPerSecond),
+    `${formatInt(s.requestsPerSecondMin)}–${formatInt(s.requestsPerSecondMax)}`,
+    fixed(s.requestsPerSecond / ceilingRate),
+    fixed(s.requestsPerSecond / fsyncRate),
+    fixed(s.p50),
+    fixed(s.p99),
+    s.errors === 0 ? '0' : `${formatInt(s.errors)} (${formatInt(s.timeouts)} t/o)`,
+    fixed(s.peakRssBytes / MB, 0),
+    `${fixed(s.serverCpu)} / ${fixed(s.loadgenCpu)} / ${fixed(s.foreignCpu)}`,
+  ];
+  return `| ${cells.join(' | ')} |`;
+}
+
+const SCENARIO_HEADER = [
+  '| scenario | req/s (median) | min–max | × ceiling | × fsync | p50 ms | p99 ms | errors | peak RSS MB | CPU server / loadgen / other |',
+  '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+];
+
+export function renderMarkdown(report: BenchReport): string {
+  const { machine, options, fsync, ceiling } = report;
+  const ceilingRate = ceiling.requestsPerSecond;
+  const fsyncRate = fsync.fsyncPerSecond;
+  const lines: string[] = [];
+  lines.push(`# todo-api benchmark, ${report.startedAt}`, '');
+  lines.push(`- Command: \`${report.command}\``);
+  lines.push(
+    `- Machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}, ${machine.platform}; pinning: ${machine.pinning}`,
+  );
+  lines.push(
+    `- Load: autocannon ${machine.autocannon}, ${options.connections} connections, ${options.duration} s × ${options.repetitions} repetitions per scenario (after ${options.warmup} s warm-up); figures are medians of the repetitions, min–max is the spread of req/s`,
+  );
+  lines.push(
+    '- Latencies are of every response (autocannon `response` events, full resolution); errors = non-2xx + connection errors (timeouts included); CPU = cores used by the service, by the load generator and by other processes on the machine during the measured repetitions (other > 0.2 means something else competed for the cores and the row is skewed)',
+  );
+  lines.push('');
+  lines.push('## Baselines', '');
+  lines.push(
+    '| baseline | req/s or syncs/s | min–max | p50 ms | p99 ms | errors | CPU server / loadgen / other |',
+  );
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push(
+    `| ceiling: bare node:http, same todo JSON (GET /api/todos/{id}) | ${formatInt(ceilingRate)} | ${formatInt(ceiling.requestsPerSecondMin)}–${formatInt(ceiling.requestsPerSecondMax)} | ${fixed(ceiling.p50)} | ${fixed(ceiling.p99)} | ${formatInt(ceiling.errors)} | ${fixed(ceiling.serverCpu)} / ${fixed(ceiling.loadgenCpu)} / ${fixed(ceiling.foreignCpu)} |`,
+  );
+  lines.push(
+    `| serial fsync (4 KiB write + fsync, DB directory) | ${formatInt(fsyncRate)} | — | ${fixed(fsync.fsyncMedianMs)} | — | — | — |`,
+  );
+  lines.push(
+    `| serial fdatasync (for reference) | ${formatInt(fsync.fdatasyncPerSecond)} | — | — | — | — | — |`,
+  );
+  lines.push('');
+
+  for (const size of report.sizes) {
+    const fts =
+      size.seed.ftsRows === undefined
+        ? 'no todos_fts'
+        : `todos_fts ${formatInt(size.seed.ftsRows)} rows`;
+    lines.push(`## ${formatInt(size.rows)} rows`, '');
+    lines.push(
+      `Seeded in ${fixed(size.seed.seconds, 1)} s (${formatInt(size.seed.rowsPerSecond)} rows/s, ${size.seed.path} path; DB ${fixed(size.seed.fileBytes / MB, 0)} MB; ${fts}). Service peak RSS (VmHWM) ${fixed(size.peakRssBytes / MB, 1)} MB. Delete pool ${formatInt(size.deletePool.size)}, used ${formatInt(size.deletePool.used)}${size.deletePool.exhausted ? ' (EXHAUSTED)' : ''}.`,
+      '',
+    );
+    lines.push(...SCENARIO_HEADER);
+    for (const s of size.scenarios) lines.push(scenarioRow(s, ceilingRate, fsyncRate));
+    lines.push('');
+  }
+
+  const sorted = [...report.sizes].sort((a, b) => a.rows - b.rows);
+  const small = sorted[0];
+  const large = sorted.at(-1);
+  if (small && large && small !== large) {
+    lines.push(`## ${rowsLabel(large.rows)} vs ${rowsLabel(small.rows)} rows`, '');
+    lines.push(
+      `| scenario | p50 ${rowsLabel(small.rows)} | p50 ${rowsLabel(large.rows)} | p50 ratio | req/s ${rowsLabel(small.rows)} | req/s ${rowsLabel(large.rows)} |`,
+    );
+    lines.push('| --- | ---: | ---: | ---: | ---: | ---: |');
+    for (const a of small.scenarios) {
+      const b = scenario(large, a.key);
+      if (!b) continue;
+      lines.push(
+        `| ${a.title} | ${fixed(a.p50)} | ${fixed(b.p50)} | ${fixed(b.p50 / a.p50)} | ${formatInt(a.requestsPerSecond)} | ${formatInt(b.requestsPerSecond)} |`,
+      );
+    }
+    lines.push('');
+  }
+
+  lines.push('## Targets', '');
+  lines.push('| target | scope | measured | result |');
+  lines.push('| --- | --- | --- | --- |');
+  for (const t of report.targets) {
+    lines.push(
+      `| ${t.target} | ${t.scope} | ${t.measured.replaceAll('|', '\\|')} | ${verdict(t.pass)} |`,
+    );
+  }
+  lines.push('');
+  return lines.join('\n');
+}
