@@ -18,6 +18,8 @@ export interface SizeRun {
   readonly scenarios: readonly ScenarioResult[];
   /** VmHWM of the service process at the end of the run, bytes. */
   readonly peakRssBytes: number;
+  /** The last migration applied to the database when the service stopped. */
+  readonly schema: string;
   readonly deletePool: {
     readonly size: number;
     readonly used: number;
@@ -53,6 +55,8 @@ export interface BenchReport {
   readonly ceiling: ScenarioResult;
   readonly sizes: readonly SizeRun[];
   readonly targets: readonly Target[];
+  /** SHA-256 of the service's sources (src/, tests excluded) at the start and at the end. */
+  readonly sources: { readonly atStart: string; readonly atEnd: string };
 }
 
 const MB = 1024 * 1024;
@@ -183,6 +187,16 @@ export function evaluateTargets(
   scaling('search', 'search q', 1.25);
   scaling('get', 'GET one', 1.1);
 
+  for (const size of sizes.filter((s) => s.rows >= 1_000_000)) {
+    const allowed = (120 * size.rows) / 1_000_000;
+    targets.push({
+      target: `seeding takes < ${fixed(allowed, 0)} s (2 min per 1M rows)`,
+      scope: `${rowsLabel(size.rows)} rows`,
+      measured: `${fixed(size.seed.seconds, 1)} s`,
+      pass: size.seed.seconds < allowed,
+    });
+  }
+
   if (large) {
     const million = sizes.find((s) => s.rows === 1_000_000) ?? large;
     targets.push({
@@ -240,6 +254,13 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push(
     '- Latencies are of every response (autocannon `response` events, full resolution); errors = non-2xx + connection errors (timeouts included); CPU = cores used by the service, by the load generator and by other processes on the machine during the measured repetitions (other > 0.2 means something else competed for the cores and the row is skewed)',
   );
+  if (report.sources.atStart !== report.sources.atEnd) {
+    lines.push(
+      `- **src/ changed during the run** (sources ${report.sources.atStart.slice(0, 12)} → ${report.sources.atEnd.slice(0, 12)}): sizes may have been measured against different versions of the service; see each size's schema line`,
+    );
+  } else {
+    lines.push(`- Sources: src/ ${report.sources.atStart.slice(0, 12)} (unchanged during the run)`);
+  }
   lines.push('');
   lines.push('## Baselines', '');
   lines.push(
@@ -264,7 +285,7 @@ export function renderMarkdown(report: BenchReport): string {
         : `todos_fts ${formatInt(size.seed.ftsRows)} rows`;
     lines.push(`## ${formatInt(size.rows)} rows`, '');
     lines.push(
-      `Seeded in ${fixed(size.seed.seconds, 1)} s (${formatInt(size.seed.rowsPerSecond)} rows/s, ${size.seed.path} path; DB ${fixed(size.seed.fileBytes / MB, 0)} MB; ${fts}). Service peak RSS (VmHWM) ${fixed(size.peakRssBytes / MB, 1)} MB. Delete pool ${formatInt(size.deletePool.size)}, used ${formatInt(size.deletePool.used)}${size.deletePool.exhausted ? ' (EXHAUSTED)' : ''}.`,
+      `Seeded in ${fixed(size.seed.seconds, 1)} s (${formatInt(size.seed.rowsPerSecond)} rows/s, ${size.seed.path} path; DB ${fixed(size.seed.fileBytes / MB, 0)} MB; ${fts}; schema up to ${size.schema}). Service peak RSS (VmHWM) ${fixed(size.peakRssBytes / MB, 1)} MB. Delete pool ${formatInt(size.deletePool.size)}, used ${formatInt(size.deletePool.used)}${size.deletePool.exhausted ? ' (EXHAUSTED)' : ''}.`,
       '',
     );
     lines.push(...SCENARIO_HEADER);

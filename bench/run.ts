@@ -7,7 +7,8 @@
  * report and writes it, with the raw figures as JSON, to bench/results/.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, type } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -159,6 +160,34 @@ function machineInfo(): Machine {
   };
 }
 
+/** SHA-256 over the service's source files (tests excluded), to notice edits during a run. */
+function sourcesHash(): string {
+  const hash = createHash('sha256');
+  const files = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+    .sort();
+  for (const name of files) {
+    hash.update(name);
+    hash.update(readFileSync(join(ROOT, 'src', name)));
+  }
+  return hash.digest('hex');
+}
+
+/** The last migration applied to the database at `path`. */
+function lastMigration(path: string): string {
+  const sqlite = new SqliteDatabase(path, { readonly: true });
+  try {
+    const row = sqlite
+      .prepare('select name from kysely_migration order by name desc limit 1')
+      .get() as { name: string } | undefined;
+    return row?.name ?? 'none';
+  } catch {
+    return 'unknown';
+  } finally {
+    sqlite.close();
+  }
+}
+
 /** The todo JSON the ceiling answers with: a seeded row through the service's own mapper. */
 function sampleTodoJson(path: string, id: string): string {
   const sqlite = new SqliteDatabase(path, { readonly: true });
@@ -172,6 +201,7 @@ function sampleTodoJson(path: string, id: string): string {
 }
 
 const pinning = pinSelf(!args['no-pin']);
+const sourcesAtStart = sourcesHash();
 const startedAt = new Date().toISOString();
 const machine = machineInfo();
 const directory = mkdtempSync(join(tmpdir(), 'todo-api-bench-'));
@@ -295,6 +325,7 @@ try {
         },
         scenarios: results,
         peakRssBytes,
+        schema: lastMigration(path),
         deletePool,
       });
       if (!args.keep) {
@@ -317,7 +348,11 @@ const report: BenchReport = {
   ceiling,
   sizes: runs,
   targets: evaluateTargets(runs, ceiling, fsync),
+  sources: { atStart: sourcesAtStart, atEnd: sourcesHash() },
 };
+if (report.sources.atStart !== report.sources.atEnd) {
+  log('warning: src/ changed during the run; the sizes may have met different service versions');
+}
 const markdown = renderMarkdown(report);
 mkdirSync(args.out, { recursive: true });
 const jsonPath = join(args.out, `${stamp}.json`);
