@@ -28,8 +28,8 @@ import { createDatabase } from '../src/db/create-database.js';
 import type { Db, Tables } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import { createCursorCodec } from '../src/todos/todo-cursor.js';
-import { dueMoment, labelKey, priorityRank, statusRank, titleKey } from '../src/todos/todo-keys.js';
-import { DUE_KEY_NONE, type NewTodoRow } from '../src/todos/todo.table.js';
+import { derivedKeys, labelKey } from '../src/todos/todo-keys.js';
+import type { NewTodoRow } from '../src/todos/todo.table.js';
 import { todosRepository } from '../src/todos/todos.repository.js';
 import { createTodosService } from '../src/todos/todos.service.js';
 import { createRowGenerator, SEARCH_WORD } from './data.js';
@@ -88,18 +88,6 @@ function columnsOf(sqlite: Sqlite, table: string): ColumnInfo[] {
   return sqlite.prepare('select * from pragma_table_xinfo(?)').all(table) as ColumnInfo[];
 }
 
-/** Values of the derived columns this benchmark knows, from the project's key functions. */
-function derivedValues(row: NewTodoRow): Record<string, unknown> {
-  const due = dueMoment(row.due_date ?? null, row.due_at ?? null);
-  return {
-    priority_rank: priorityRank(row.priority),
-    status_rank: statusRank(row.status),
-    title_key: titleKey(row.title),
-    due_asc_key: due ?? DUE_KEY_NONE.asc,
-    due_desc_key: due ?? DUE_KEY_NONE.desc,
-  };
-}
-
 /**
  * The direct path, or undefined when the schema has a required column this benchmark cannot
  * fill (then only the repository path can seed).
@@ -114,7 +102,7 @@ function directWriter(sqlite: Sqlite): Writer | undefined {
     end: Date.now(),
     firstPosition: 0,
   }).next();
-  const known = new Set([...Object.keys(sample), ...Object.keys(derivedValues(sample))]);
+  const known = new Set([...Object.keys(sample), ...Object.keys(derivedKeys(sample))]);
   const used = columns.filter((c) => known.has(c.name));
   const missing = columns.filter(
     (c) => !known.has(c.name) && c.notnull === 1 && c.dflt_value === null,
@@ -131,7 +119,7 @@ function directWriter(sqlite: Sqlite): Writer | undefined {
       : undefined;
   const values = new Array<unknown>(names.length);
   return (row) => {
-    const record: Record<string, unknown> = { ...row, ...derivedValues(row) };
+    const record: Record<string, unknown> = { ...row, ...derivedKeys(row) };
     for (let i = 0; i < names.length; i++) values[i] = record[names[i] ?? ''];
     insertTodo.run(values);
     if (insertLabel) {

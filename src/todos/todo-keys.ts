@@ -4,6 +4,7 @@ import {
   type TodoPriority,
   type TodoStatus,
 } from './todo.schemas.js';
+import { DUE_KEY_NONE } from './todo.table.js';
 
 /**
  * How todos compare when listed: pure functions from a todo's fields to the keys that filters
@@ -46,4 +47,22 @@ const END_OF_DAY = 'T23:59:59.999Z';
 export function dueMoment(dueDate: string | null, dueAt: string | null): string | null {
   if (dueAt !== null) return dueAt;
   return dueDate === null ? null : `${dueDate}${END_OF_DAY}`;
+}
+
+/** Every derived key column of a todo row (migration 0004), from the fields they derive from. */
+export function derivedKeys(row: {
+  readonly title: string;
+  readonly status: TodoStatus;
+  readonly priority: TodoPriority;
+  readonly due_date?: string | null;
+  readonly due_at?: string | null;
+}) {
+  const due = dueMoment(row.due_date ?? null, row.due_at ?? null);
+  return {
+    priority_rank: priorityRank(row.priority),
+    status_rank: statusRank(row.status),
+    title_key: titleKey(row.title),
+    due_asc_key: due ?? DUE_KEY_NONE.asc,
+    due_desc_key: due ?? DUE_KEY_NONE.desc,
+  };
 }

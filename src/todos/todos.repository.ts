@@ -1,6 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Db, Tables } from '../db/database.js';
-import { dueMoment, labelKey, priorityRank, statusRank, titleKey } from './todo-keys.js';
+import { derivedKeys, labelKey, priorityRank } from './todo-keys.js';
 import type { SortKey, TodoFilter } from './todo-list-query.js';
 import { matchesSearch } from './todo-search.js';
 import type { SortField } from './todo.schemas.js';
@@ -70,19 +70,6 @@ function orderingOf(sort: readonly SortKey[]): Ordering[] {
   });
   // Same direction as the last key, so that one index walk (forwards or backwards) serves it.
   return [...columns, { column: 'id', descending: sort.at(-1)?.descending ?? false }];
-}
-
-function derivedColumns(
-  row: Pick<NewTodoRow, 'title' | 'status' | 'priority' | 'due_date' | 'due_at'>,
-) {
-  const due = dueMoment(row.due_date ?? null, row.due_at ?? null);
-  return {
-    priority_rank: priorityRank(row.priority),
-    status_rank: statusRank(row.status),
-    title_key: titleKey(row.title),
-    due_asc_key: due ?? DUE_KEY_NONE.asc,
-    due_desc_key: due ?? DUE_KEY_NONE.desc,
-  };
 }
 
 function labelKeysOf(labelsJson: string): string[] {
@@ -251,7 +238,7 @@ export const todosRepository = {
   async insert(db: Db, row: NewTodoRow): Promise<TodoRow> {
     const inserted = await db
       .insertInto('todos')
-      .values({ ...row, ...derivedColumns(row) })
+      .values({ ...row, ...derivedKeys(row) })
       .returning(TODO_ROW_COLUMNS)
       .executeTakeFirstOrThrow();
     await insertLabels(db, row.owner_id, row.id, labelKeysOf(row.labels));
@@ -261,7 +248,7 @@ export const todosRepository = {
   async update(db: Db, ownerId: string, id: string, changes: TodoRowChanges): Promise<TodoRow> {
     const row = await db
       .updateTable('todos')
-      .set({ ...changes, ...derivedColumns(changes) })
+      .set({ ...changes, ...derivedKeys(changes) })
       .where('owner_id', '=', ownerId)
       .where('id', '=', id)
       .returning(TODO_ROW_COLUMNS)
