@@ -264,7 +264,13 @@ try {
 
     const server = await start(
       'src/server.ts',
-      { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' },
+      // Rate limits and the quota off: the bench measures the service, not its guard rails.
+      {
+        DATABASE_URL: `sqlite:${path}`,
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_MAX: '0',
+        TODO_QUOTA: '100000000',
+      },
       '/readyz',
       args.profile
         ? ['--cpu-prof', `--cpu-prof-dir=${join(profileDirectory, `service-${rows}`)}`]

@@ -222,6 +222,7 @@ async function chooseSeedPath(path: string): Promise<{ path: SeedPath; derived: 
       cursors: createCursorCodec('bench-parity-secret-0123456789abcdef'),
       now: () => when,
       newId: () => serviceId,
+      todoQuota: Number.MAX_SAFE_INTEGER,
     });
     created = await database.writeTransaction((trx) =>
       service.create(trx, { ownerId: ANONYMOUS_OWNER_ID, baseUrl: 'http://bench' }, body),

@@ -4,7 +4,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { v7 as uuidv7 } from 'uuid';
-import type { Config } from './config.js';
+import { createApiKeyVerifier } from './auth/api-key-verifier.js';
+import { createAuthenticator } from './auth/authenticator.js';
+import { createJwtVerifier } from './auth/jwt-verifier.js';
+import { createRequestGuard } from './auth/request-guard.js';
+import { requireRouteScopes } from './auth/route-scopes.js';
+import { authRequired, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSetting } from './db/settings.repository.js';
 import { openApiRoute, registerOpenApi } from './docs/openapi.js';
@@ -19,6 +24,7 @@ import { pathOf } from './http/request-context.js';
 import { createRouteIndex, type RouteIndex } from './http/route-index.js';
 import { validatorCompiler } from './http/validation.js';
 import { createIdempotency } from './idempotency/idempotency.js';
+import { createRateLimiter } from './limits/rate-limiter.js';
 import { problemsRoutes } from './problems/problems.routes.js';
 import { createCursorCodec } from './todos/todo-cursor.js';
 import { todosRoutes } from './todos/todos.routes.js';
@@ -80,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('routeIndex', routeIndex);
+  app.decorateRequest('principal', undefined);
+  requireRouteScopes(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(errorHandler);
 
@@ -134,6 +142,25 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await registerOpenApi(app);
 
+  const authenticator = createAuthenticator({
+    apiKeys: createApiKeyVerifier({ database, now, log: app.log }),
+    jwt: config.jwt ? createJwtVerifier(config.jwt) : undefined,
+    anonymous: !authRequired(config),
+  });
+  const rateLimiter =
+    config.rateLimitMax > 0
+      ? createRateLimiter({
+          max: config.rateLimitMax,
+          windowSeconds: config.rateLimitWindowSeconds,
+          redisUrl: config.redisUrl,
+          log: app.log,
+        })
+      : undefined;
+  app.addHook('onRequest', createRequestGuard({ authenticator, rateLimiter }));
+  app.addHook('onClose', async () => {
+    await rateLimiter?.close();
+  });
+
   const cursorSecret =
     config.cursorSecret ??
     (await getOrCreateSetting(database, 'cursor_secret', () =>
@@ -143,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     cursors: createCursorCodec(cursorSecret),
     now,
     newId: uuidv7,
+    todoQuota: config.todoQuota,
   });
   const idempotency = createIdempotency({ database, now, ttlHours: config.idempotencyTtlHours });
 

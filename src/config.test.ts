@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, SETTINGS, isLoopbackHost, loadConfig } from './config.js';
+import { ConfigError, SETTINGS, authRequired, isLoopbackHost, loadConfig } from './config.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -33,6 +33,11 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 9000,
       idempotencyTtlHours: 24,
       cursorSecret: undefined,
+      jwt: undefined,
+      rateLimitMax: 1000,
+      rateLimitWindowSeconds: 60,
+      redisUrl: undefined,
+      todoQuota: 100000,
     });
   });
 
@@ -126,9 +131,6 @@ describe('loadConfig', () => {
     ['HOST', 'bad host'],
     ['HOST', 'host_name'],
     ['HOST', '[::1]'],
-    ['HOST', '0.0.0.0'],
-    ['HOST', '192.168.1.10'],
-    ['HOST', 'example.com'],
     ['DATABASE_URL', 'postgres://localhost/todos'],
     ['DATABASE_URL', 'sqlite:'],
     ['DATABASE_URL', './todos.db'],
@@ -190,10 +192,37 @@ describe('loadConfig', () => {
     expect(configErrorOf({ REQUEST_TIMEOUT_MS: '5000' }).variable).toBe('HEADERS_TIMEOUT_MS');
   });
 
-  it('explains how to bind a non-loopback HOST on purpose', () => {
-    const error = configErrorOf({ HOST: '0.0.0.0', AUTH_MODE: 'auto' });
-    expect(error.variable).toBe('HOST');
-    expect(error.message).toContain('AUTH_MODE=anonymous');
+  it('reads the JWT settings as a set, with defaults for algorithms and tolerance', () => {
+    expect(
+      loadConfig({
+        JWT_JWKS_URL: 'https://id.example/jwks',
+        JWT_ISSUER: 'https://id.example/',
+        JWT_AUDIENCE: 'todo-api',
+      }).jwt,
+    ).toEqual({
+      jwksUrl: 'https://id.example/jwks',
+      issuer: 'https://id.example/',
+      audience: 'todo-api',
+      algorithms: ['RS256', 'ES256', 'EdDSA'],
+      clockToleranceSeconds: 30,
+    });
+    expect(configErrorOf({ JWT_JWKS_URL: 'https://id.example/jwks' }).variable).toBe('JWT_ISSUER');
+    expect(configErrorOf({ JWT_AUDIENCE: 'todo-api' }).variable).toBe('JWT_AUDIENCE');
+    expect(
+      configErrorOf({
+        JWT_JWKS_URL: 'https://id.example/jwks',
+        JWT_ISSUER: 'i',
+        JWT_AUDIENCE: 'a',
+        JWT_ALGORITHMS: 'RS256,HS256',
+      }).variable,
+    ).toBe('JWT_ALGORITHMS');
+  });
+
+  it('refuses a REDIS_URL that is not redis:// or rediss://', () => {
+    expect(configErrorOf({ REDIS_URL: 'http://127.0.0.1:6379' }).variable).toBe('REDIS_URL');
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redisUrl).toBe(
+      'redis://127.0.0.1:6379',
+    );
   });
 
   it('names the first bad variable when several are bad', () => {
@@ -214,5 +243,18 @@ describe('isLoopbackHost', () => {
     ['localhost.example.com', false],
   ])('%s → %s', (host, expected) => {
     expect(isLoopbackHost(host)).toBe(expected);
+  });
+});
+
+describe('authRequired', () => {
+  it.each([
+    ['auto', '127.0.0.1', false],
+    ['auto', '::1', false],
+    ['auto', '0.0.0.0', true],
+    ['auto', '10.1.2.3', true],
+    ['required', '127.0.0.1', true],
+    ['anonymous', '0.0.0.0', false],
+  ] as const)('AUTH_MODE=%s on %s → %s', (authMode, host, expected) => {
+    expect(authRequired({ authMode, host })).toBe(expected);
   });
 });

@@ -25,10 +25,29 @@ export interface Config {
   readonly idempotencyTtlHours: number;
   /** Secret that signs list cursors; when unset, one is generated and kept in the database. */
   readonly cursorSecret: string | undefined;
+  /** OIDC access tokens: accepted only when a JWKS URL is configured. */
+  readonly jwt: JwtConfig | undefined;
+  /** Requests per owner (per client IP when anonymous) per window; 0 turns rate limiting off. */
+  readonly rateLimitMax: number;
+  readonly rateLimitWindowSeconds: number;
+  /** Shared store for rate limits across instances; in-memory per instance when unset. */
+  readonly redisUrl: string | undefined;
+  /** Most todos one owner may keep. */
+  readonly todoQuota: number;
+}
+
+export interface JwtConfig {
+  readonly jwksUrl: string;
+  readonly issuer: string;
+  readonly audience: string;
+  readonly algorithms: readonly string[];
+  readonly clockToleranceSeconds: number;
 }
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
-export type AuthMode = 'anonymous' | 'auto';
+export type AuthMode = (typeof AUTH_MODES)[number];
+
+const AUTH_MODES = ['auto', 'required', 'anonymous'] as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -120,6 +139,50 @@ function host(raw: string, name: string): string {
   return raw;
 }
 
+function redisUrl(raw: string, name: string): string {
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || (url.protocol !== 'redis:' && url.protocol !== 'rediss:')) {
+    throw new ConfigError(name, `must be a redis:// or rediss:// URL (got "${raw}")`);
+  }
+  return raw;
+}
+
+/** Signature algorithms jose verifies that are asymmetric: a JWKS never holds shared secrets. */
+const ASYMMETRIC_JWT_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
+
+function jwtAlgorithms(raw: string, name: string): readonly string[] {
+  const algorithms = raw
+    .split(',')
+    .map((algorithm) => algorithm.trim())
+    .filter((algorithm) => algorithm.length > 0);
+  const unknown = algorithms.filter(
+    (a) => !(ASYMMETRIC_JWT_ALGORITHMS as readonly string[]).includes(a),
+  );
+  if (algorithms.length === 0 || unknown.length > 0) {
+    throw new ConfigError(
+      name,
+      `must list algorithms among ${ASYMMETRIC_JWT_ALGORITHMS.join(', ')} (got "${raw}")`,
+    );
+  }
+  return algorithms;
+}
+
+function text(raw: string): string {
+  return raw;
+}
+
 function secret(raw: string, name: string): string {
   if (raw.length < 32) throw new ConfigError(name, 'must be at least 32 characters long');
   return raw;
@@ -129,7 +192,7 @@ function secret(raw: string, name: string): string {
 export const SETTINGS = {
   PORT: { doc: 'TCP port to listen on.', default: '3000', parse: integer(0, 65535) },
   HOST: {
-    doc: 'Address to bind. A non-loopback address requires AUTH_MODE=anonymous until auth exists.',
+    doc: 'Address to bind. On a non-loopback address AUTH_MODE=auto requires a token on every API request.',
     default: '127.0.0.1',
     parse: host,
   },
@@ -169,9 +232,9 @@ export const SETTINGS = {
     parse: integer(4096, 65536),
   },
   AUTH_MODE: {
-    doc: 'auto: anonymous while bound to loopback, refuse to start elsewhere. anonymous: one implicit owner on any address.',
+    doc: 'auto: anonymous while bound to loopback, tokens required elsewhere. required: tokens always. anonymous: one implicit owner on any address.',
     default: 'auto',
-    parse: oneOf(['auto', 'anonymous'] as const),
+    parse: oneOf(AUTH_MODES),
   },
   REQUEST_TIMEOUT_MS: {
     doc: 'Time a client has to send a whole request; slower clients get 408.',
@@ -202,6 +265,43 @@ export const SETTINGS = {
     doc: 'Secret (≥ 32 chars) that signs list cursors. Unset: generated once and kept in the database.',
     default: undefined,
     parse: secret,
+  },
+  JWT_JWKS_URL: {
+    doc: 'JWKS URL of an OIDC issuer; when set, its JWT access tokens are accepted (owner = sub). Needs JWT_ISSUER and JWT_AUDIENCE.',
+    default: undefined,
+    parse: absoluteHttpUrl,
+  },
+  JWT_ISSUER: { doc: 'Required `iss` of JWT access tokens.', default: undefined, parse: text },
+  JWT_AUDIENCE: { doc: 'Required `aud` of JWT access tokens.', default: undefined, parse: text },
+  JWT_ALGORITHMS: {
+    doc: 'Comma-separated JWT signature algorithms accepted (asymmetric only).',
+    default: 'RS256,ES256,EdDSA',
+    parse: jwtAlgorithms,
+  },
+  JWT_CLOCK_TOLERANCE_S: {
+    doc: 'Seconds of clock skew tolerated on exp and nbf.',
+    default: '30',
+    parse: integer(0, 300),
+  },
+  RATE_LIMIT_MAX: {
+    doc: 'Requests allowed per window per owner (per client IP when anonymous); 0 disables rate limiting.',
+    default: '1000',
+    parse: integer(0, 10_000_000),
+  },
+  RATE_LIMIT_WINDOW_S: {
+    doc: 'Length of the rate-limit window in seconds.',
+    default: '60',
+    parse: integer(1, 86_400),
+  },
+  REDIS_URL: {
+    doc: 'redis:// URL of a Redis shared by every instance for rate limits. Unset: limits are per instance, in memory.',
+    default: undefined,
+    parse: redisUrl,
+  },
+  TODO_QUOTA: {
+    doc: 'Most todos one owner may keep; creating more answers 422 quota-exceeded.',
+    default: '100000',
+    parse: integer(1, 100_000_000),
   },
 } as const satisfies Record<string, Setting<unknown>>;
 
@@ -249,15 +349,38 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: required(env, 'SHUTDOWN_TIMEOUT_MS'),
     idempotencyTtlHours: required(env, 'IDEMPOTENCY_TTL_HOURS'),
     cursorSecret: read(env, 'CURSOR_SECRET'),
+    jwt: jwtConfig(env),
+    rateLimitMax: required(env, 'RATE_LIMIT_MAX'),
+    rateLimitWindowSeconds: required(env, 'RATE_LIMIT_WINDOW_S'),
+    redisUrl: read(env, 'REDIS_URL'),
+    todoQuota: required(env, 'TODO_QUOTA'),
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', 'must not exceed REQUEST_TIMEOUT_MS');
   }
-  if (config.authMode === 'auto' && !isLoopbackHost(config.host)) {
-    throw new ConfigError(
-      'HOST',
-      `is ${config.host}, a non-loopback address: this version has no authentication, so set AUTH_MODE=anonymous to serve one shared anonymous owner there on purpose`,
-    );
-  }
   return Object.freeze(config);
+}
+
+/** JWT settings come as a set: a JWKS URL without issuer and audience would accept too much. */
+function jwtConfig(env: Env): JwtConfig | undefined {
+  const jwksUrl = read(env, 'JWT_JWKS_URL');
+  if (jwksUrl === undefined) {
+    for (const name of ['JWT_ISSUER', 'JWT_AUDIENCE'] as const) {
+      if (read(env, name) !== undefined) throw new ConfigError(name, 'needs JWT_JWKS_URL');
+    }
+    return undefined;
+  }
+  return {
+    jwksUrl,
+    issuer: required(env, 'JWT_ISSUER'),
+    audience: required(env, 'JWT_AUDIENCE'),
+    algorithms: required(env, 'JWT_ALGORITHMS'),
+    clockToleranceSeconds: required(env, 'JWT_CLOCK_TOLERANCE_S'),
+  };
+}
+
+/** Whether API requests must carry a token: always, never, or (auto) off loopback only. */
+export function authRequired(config: Pick<Config, 'authMode' | 'host'>): boolean {
+  if (config.authMode === 'auto') return !isLoopbackHost(config.host);
+  return config.authMode === 'required';
 }

@@ -5,7 +5,7 @@
  */
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, authRequired, isLoopbackHost, loadConfig, type Config } from './config.js';
 import { createDatabase } from './db/create-database.js';
 import { migrateToLatest } from './db/migrator.js';
 
@@ -24,12 +24,18 @@ const database = createDatabase(config.databaseUrl);
 await migrateToLatest(database.db);
 const app = await buildApp({ config, database });
 
-if (config.authMode === 'anonymous') {
+if (!authRequired(config) && !isLoopbackHost(config.host)) {
   app.log.warn(
     { host: config.host },
-    'AUTH_MODE=anonymous: every client shares one anonymous owner; do not expose this publicly',
+    'AUTH_MODE=anonymous on a non-loopback address: every client shares one anonymous owner',
   );
 }
+app.log.info(
+  { authMode: config.authMode, host: config.host },
+  authRequired(config)
+    ? 'API requests need a token (npm run tokens -- create …)'
+    : 'API requests without a token act as the anonymous owner',
+);
 
 closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an unexpected error');

@@ -186,17 +186,17 @@ describe('startup', () => {
     expect(existsSync(join(directory, 'todos.db'))).toBe(false);
   }, 30_000);
 
-  it('refuses HOST=0.0.0.0 without AUTH_MODE, naming HOST and AUTH_MODE', async () => {
+  it('requires a token on HOST=0.0.0.0 by default, while health stays public', async () => {
     const directory = tempDirectory();
-    const result = await runToExit({
+    const server = await start({
       HOST: '0.0.0.0',
       DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
     });
-    expect(result.code).toBe(1);
-    const lines = result.stderr.trim().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/\bHOST\b/);
-    expect(lines[0]).toMatch(/AUTH_MODE=anonymous/);
+    expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
+    const response = await fetch(`${server.baseUrl}/api/todos`);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="todo-api"$/);
+    expect(((await response.json()) as { code: string }).code).toBe('unauthenticated');
   }, 30_000);
 
   it('refuses an unknown AUTH_MODE', async () => {

@@ -1,12 +1,23 @@
 import type { FastifyRequest } from 'fastify';
+import type { Principal } from './principal.js';
 
 /**
- * The owner every todo belongs to while the service runs without authentication. Rows carry an
- * owner from day one so that per-user isolation needs no data migration.
+ * The owner of every request while the service runs without authentication. Rows carried an
+ * owner from day one, so per-user isolation needed no data migration.
  */
 export const ANONYMOUS_OWNER_ID = 'anonymous';
 
-/** Whose data a request may touch. Without authentication, the one anonymous owner's. */
-export function ownerIdOf(_request: FastifyRequest): string {
-  return ANONYMOUS_OWNER_ID;
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook on every route that is not `public`. */
+    principal: Principal | undefined;
+  }
+}
+
+/** Whose data a request may touch. Every query the service runs is scoped by this id. */
+export function ownerIdOf(request: FastifyRequest): string {
+  if (!request.principal) {
+    throw new Error(`${request.method} ${request.url} reached owner data without authentication`);
+  }
+  return request.principal.ownerId;
 }

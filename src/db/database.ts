@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { TodoLabelTable, TodoTable } from '../todos/todo.table.js';
+import type { ApiKeyTable } from '../auth/api-key.table.js';
 import type { IdempotencyKeyTable } from '../idempotency/idempotency-key.table.js';
+import type { OwnerUsageTable } from '../todos/owner-usage.table.js';
+import type { TodoLabelTable, TodoTable } from '../todos/todo.table.js';
 
 /** Every table the service owns, as Kysely sees them. */
 export interface Tables {
@@ -8,6 +10,8 @@ export interface Tables {
   todo_labels: TodoLabelTable;
   idempotency_keys: IdempotencyKeyTable;
   settings: SettingTable;
+  api_keys: ApiKeyTable;
+  owner_usage: OwnerUsageTable;
 }
 
 /** Small key/value store for values generated once per database (e.g. the cursor secret). */

@@ -7,6 +7,8 @@ import * as addTodoListKeys from './migrations/0004-add-todo-list-keys.js';
 import * as createTodoLabels from './migrations/0005-create-todo-labels.js';
 import * as createTodoSearch from './migrations/0006-create-todo-search.js';
 import * as addUrgencyDueIndexes from './migrations/0007-add-urgency-due-indexes.js';
+import * as createApiKeys from './migrations/0008-create-api-keys.js';
+import * as createOwnerUsage from './migrations/0009-create-owner-usage.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -17,6 +19,8 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005-create-todo-labels': createTodoLabels,
   '0006-create-todo-search': createTodoSearch,
   '0007-add-urgency-due-indexes': addUrgencyDueIndexes,
+  '0008-create-api-keys': createApiKeys,
+  '0009-create-owner-usage': createOwnerUsage,
 };
 
 /** Applies every pending migration; throws if one fails (it is rolled back). */

@@ -14,6 +14,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database }> = a
   app.get(
     '/healthz',
     {
+      config: { scope: 'public' },
       schema: {
         operationId: 'getHealth',
         summary: 'Liveness: the process is up',
@@ -33,6 +34,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ database: Database }> = a
   app.get(
     '/readyz',
     {
+      config: { scope: 'public' },
       schema: {
         operationId: 'getReadiness',
         summary: 'Readiness: the database answers',

@@ -46,9 +46,13 @@ export const COMMON_PROBLEMS: readonly ProblemCode[] = [
   'uri-too-long',
   'headers-too-large',
   'request-timeout',
+  'rate-limited',
   'internal',
   'unavailable',
 ];
+
+/** Problems of routes that serve an owner's data (every route whose scope is not public). */
+export const AUTH_PROBLEMS: readonly ProblemCode[] = ['unauthenticated', 'insufficient-scope'];
 
 /** Problems of routes that read a JSON body. */
 export const BODY_PROBLEMS: readonly ProblemCode[] = [
@@ -71,8 +75,11 @@ export function problemResponses(codes: readonly ProblemCode[]) {
     responses[status] = {
       description: `Problem (RFC 9457). Codes: ${statusCodes.map((code) => `\`${code}\``).join(', ')}; each is documented at /problems/{code}.`,
       ...(status === 405 ? { headers: { Allow: header('Methods this path supports.') } } : {}),
-      ...(status === 503 || status === 409
+      ...(status === 503 || status === 409 || status === 429
         ? { headers: { 'Retry-After': header('Seconds to wait before retrying.') } }
+        : {}),
+      ...(status === 401 || status === 403
+        ? { headers: { 'WWW-Authenticate': header('RFC 6750 Bearer challenge.') } }
         : {}),
       content: { [PROBLEM_MEDIA_TYPE]: { schema: ProblemSchema } },
     };

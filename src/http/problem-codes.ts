@@ -39,6 +39,18 @@ export const PROBLEM_CODES = {
     description:
       'The `Idempotency-Key` header must be 1–255 visible ASCII characters, optionally as a quoted structured-field string.',
   },
+  unauthenticated: {
+    status: 401,
+    title: 'Authentication required',
+    description:
+      'The request has no usable credentials: the `Authorization: Bearer <token>` header is missing, malformed, or its token is unknown, expired or revoked. `WWW-Authenticate` says which. Tokens are accepted only in that header, never in the URL.',
+  },
+  'insufficient-scope': {
+    status: 403,
+    title: 'Insufficient scope',
+    description:
+      'The token is valid but lacks the scope this operation needs (`todos:read`, `todos:write` or `webhooks:manage`); `required_scope` names it. Create a token with that scope.',
+  },
   'not-found': {
     status: 404,
     title: 'Not found',
@@ -109,11 +121,23 @@ export const PROBLEM_CODES = {
     description:
       'The body has a field the todo resource does not define. Typos never pass silently; `errors[].pointer` names the field.',
   },
+  'quota-exceeded': {
+    status: 422,
+    title: 'Quota exceeded',
+    description:
+      'The owner already keeps the most todos allowed (100,000 by default); `limit` gives the quota. Delete some before creating more.',
+  },
   'idempotency-key-reused': {
     status: 422,
     title: 'Idempotency-Key reused with a different request',
     description:
       'This `Idempotency-Key` was already used for a request with a different body. Use a new key for a new request.',
+  },
+  'rate-limited': {
+    status: 429,
+    title: 'Too many requests',
+    description:
+      'The owner (or, without a token, the client address) sent more requests than its rate limit allows. `Retry-After` says how many seconds to wait; `RateLimit-Policy` and `RateLimit` on every response show the budget.',
   },
   'headers-too-large': {
     status: 431,

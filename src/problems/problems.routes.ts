@@ -64,6 +64,7 @@ export const problemsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/problems',
     {
+      config: { scope: 'public' },
       schema: {
         operationId: 'listProblemCodes',
         summary: 'Every problem code',
@@ -77,6 +78,7 @@ export const problemsRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/problems/:code',
     {
+      config: { scope: 'public' },
       schema: {
         operationId: 'getProblemCode',
         summary: 'What one problem code means',

@@ -348,6 +348,16 @@ export const todosRepository = {
     return Number(row.count);
   },
 
+  /** Todos the owner keeps, from the trigger-maintained `owner_usage` row. */
+  async todoCount(db: Db, ownerId: string): Promise<number> {
+    const row = await db
+      .selectFrom('owner_usage')
+      .select('todo_count')
+      .where('owner_id', '=', ownerId)
+      .executeTakeFirst();
+    return row?.todo_count ?? 0;
+  },
+
   async maxOrder(db: Db, ownerId: string): Promise<number | undefined> {
     const row = await db
       .selectFrom('todos')

@@ -6,6 +6,7 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../http/app-error.js';
 import { etagOf, ifNoneMatchHits, parseIfMatch, sendWithoutBody } from '../http/conditional.js';
 import {
+  AUTH_PROBLEMS,
   BODY_PROBLEMS,
   HEADERS,
   emptyResponse,
@@ -150,6 +151,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.get(
     '/api/todos',
     {
+      config: { scope: 'todos:read' },
       schema: {
         operationId: 'listTodos',
         summary: 'List todos',
@@ -166,6 +168,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
             Vary: HEADERS.varyPrefer,
           }),
           ...problemResponses([
+            ...AUTH_PROBLEMS,
             'invalid-parameter',
             'unknown-parameter',
             'invalid-cursor',
@@ -193,6 +196,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.post(
     '/api/todos',
     {
+      config: { scope: 'todos:write' },
       schema: {
         operationId: 'createTodo',
         summary: 'Create a todo',
@@ -206,6 +210,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
             'Idempotent-Replayed': HEADERS.replayed,
           }),
           ...problemResponses([
+            ...AUTH_PROBLEMS,
             ...BODY_PROBLEMS,
             'invalid-idempotency-key',
             'idempotency-in-flight',
@@ -229,6 +234,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.delete(
     '/api/todos',
     {
+      config: { scope: 'todos:write' },
       schema: {
         operationId: 'deleteTodos',
         summary: 'Delete every todo matching the filters (all when none)',
@@ -236,7 +242,12 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         querystring: ListFiltersQuerySchema,
         response: {
           204: emptyResponse('The matching todos were deleted.'),
-          ...problemResponses(['invalid-parameter', 'unknown-parameter', 'not-acceptable']),
+          ...problemResponses([
+            ...AUTH_PROBLEMS,
+            'invalid-parameter',
+            'unknown-parameter',
+            'not-acceptable',
+          ]),
         },
       },
     },
@@ -250,6 +261,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.get(
     '/api/todos/:id',
     {
+      config: { scope: 'todos:read' },
       schema: {
         operationId: 'getTodo',
         summary: 'Get a todo',
@@ -263,7 +275,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         response: {
           200: TodoResponse,
           304: emptyResponse('The todo still has the ETag you sent.', { ETag: HEADERS.etag }),
-          ...problemResponses(['not-found', 'not-acceptable']),
+          ...problemResponses([...AUTH_PROBLEMS, 'not-found', 'not-acceptable']),
         },
       },
     },
@@ -280,6 +292,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.put(
     '/api/todos/:id',
     {
+      config: { scope: 'todos:write' },
       schema: {
         operationId: 'replaceTodo',
         summary: 'Replace a todo',
@@ -292,6 +305,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         response: {
           200: TodoResponse,
           ...problemResponses([
+            ...AUTH_PROBLEMS,
             ...BODY_PROBLEMS,
             'not-found',
             'invalid-transition',
@@ -314,6 +328,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.patch(
     '/api/todos/:id',
     {
+      config: { scope: 'todos:write' },
       schema: {
         operationId: 'updateTodo',
         summary: 'Update a todo (JSON Merge Patch)',
@@ -326,6 +341,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         response: {
           200: ReplayableTodoResponse,
           ...problemResponses([
+            ...AUTH_PROBLEMS,
             ...BODY_PROBLEMS,
             'not-found',
             'invalid-transition',
@@ -356,6 +372,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
   app.delete(
     '/api/todos/:id',
     {
+      config: { scope: 'todos:write' },
       schema: {
         operationId: 'deleteTodo',
         summary: 'Delete a todo',
@@ -364,7 +381,12 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
         headers: IfMatchHeaders,
         response: {
           204: emptyResponse('The todo was deleted.'),
-          ...problemResponses(['not-found', 'precondition-failed', 'not-acceptable']),
+          ...problemResponses([
+            ...AUTH_PROBLEMS,
+            'not-found',
+            'precondition-failed',
+            'not-acceptable',
+          ]),
         },
       },
     },
@@ -382,6 +404,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
     app.post(
       `/api/todos/:id/${action}`,
       {
+        config: { scope: 'todos:write' },
         schema: {
           operationId: `${action}Todo`,
           summary: ACTION_SUMMARIES[action],
@@ -392,6 +415,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
           response: {
             200: ReplayableTodoResponse,
             ...problemResponses([
+              ...AUTH_PROBLEMS,
               'malformed-json',
               'payload-too-large',
               'unsupported-media-type',

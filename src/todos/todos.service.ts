@@ -34,6 +34,8 @@ export interface TodosServiceDeps {
   readonly cursors: CursorCodec;
   readonly now: () => Date;
   readonly newId: () => string;
+  /** Most todos one owner may keep. */
+  readonly todoQuota: number;
 }
 
 export interface TodoPage {
@@ -140,18 +142,19 @@ function checkPrecondition(precondition: VersionPrecondition | undefined, curren
 }
 
 /**
- * What a cursor is bound to: the filters (but the clock behind `overdue`), `q` and the sort, as
+ * What a cursor is bound to: the owner, the filters (but the clock behind `overdue`), `q` and the sort, as
  * a short fingerprint. The version changes whenever the meaning of a keyset changes, so that
  * older cursors are refused instead of misread.
  */
-function bindingOf(filter: TodoFilter, sort: readonly SortKey[]): string {
+function bindingOf(ownerId: string, filter: TodoFilter, sort: readonly SortKey[]): string {
   const { overdue, ...rest } = filter;
-  const canonical = stringify({ v: 2, filter: { ...rest, overdue: overdue?.value }, sort }) ?? '';
+  const canonical =
+    stringify({ v: 3, owner: ownerId, filter: { ...rest, overdue: overdue?.value }, sort }) ?? '';
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
 }
 
 export function createTodosService(deps: TodosServiceDeps) {
-  const { cursors, now, newId } = deps;
+  const { cursors, now, newId, todoQuota } = deps;
 
   async function load(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
     const row = await repository.findById(db, ctx.ownerId, id);
@@ -205,7 +208,7 @@ export function createTodosService(deps: TodosServiceDeps) {
     ): Promise<TodoPage> {
       const filter = parseFilter(query, now());
       const sort = parseSort(query.sort);
-      const binding = bindingOf(filter, sort);
+      const binding = bindingOf(ctx.ownerId, filter, sort);
       const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, binding);
       if (after && after.length !== repository.keysetLength(sort)) {
         // Only a cursor signed by an older version of the service can get here.
@@ -257,6 +260,14 @@ export function createTodosService(deps: TodosServiceDeps) {
         errors,
       );
       if (errors.length > 0) throw validationError(errors);
+      // Exact under concurrency: the count is read inside the serialized write transaction.
+      if ((await repository.todoCount(db, ctx.ownerId)) >= todoQuota) {
+        throw new AppError(
+          'quota-exceeded',
+          `You already keep ${todoQuota} todos, the most allowed; delete some first.`,
+          { extensions: { limit: todoQuota } },
+        );
+      }
       const timestamp = now().toISOString();
       const row = await repository.insert(db, {
         id: newId(),

@@ -36,7 +36,7 @@ export async function spawnServer(
   const port = env.PORT ?? String(await freePort());
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: port },
+    env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

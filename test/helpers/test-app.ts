@@ -3,10 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
+import { createApiKey } from '../../src/auth/api-keys.js';
+import { SCOPES, type Scope } from '../../src/auth/scopes.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createDatabase } from '../../src/db/create-database.js';
 import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
+import { assertNoLeak } from './leak-check.js';
 import { assertMatchesOpenApi, openApiDocumentOf } from './openapi-contract.js';
 
 export interface TestApp {
@@ -20,6 +23,8 @@ export interface TestApp {
    * schema for its operation and status (pass `contract: false` for deliberate off-spec probes).
    */
   inject(options: InjectOptions, check?: { contract?: boolean }): Promise<LightMyRequestResponse>;
+  /** A new API key for `owner` (all scopes unless given), as a ready `authorization` value. */
+  bearer(owner: string, scopes?: readonly Scope[]): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -35,6 +40,8 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const config = loadConfig({
     DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
     PUBLIC_BASE_URL: 'http://todo.test',
+    // Suites send thousands of requests; the rate-limit tests turn it back on.
+    RATE_LIMIT_MAX: '0',
     ...options.env,
   });
   const database = createDatabase(config.databaseUrl);
@@ -49,6 +56,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     directory,
     async inject(injectOptions, check = {}) {
       const response = await app.inject(injectOptions);
+      assertNoLeak(response);
       if (check.contract !== false) {
         const { method, url } = injectOptions;
         assertMatchesOpenApi(
@@ -58,6 +66,10 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
         );
       }
       return response;
+    },
+    async bearer(owner, scopes = SCOPES) {
+      const { token } = await createApiKey(database, { ownerId: owner, scopes });
+      return `Bearer ${token}`;
     },
     async close() {
       await app.close();
