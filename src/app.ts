@@ -19,6 +19,7 @@ import { assertAcceptsJson } from './http/content-negotiation.js';
 import { corsOptions } from './http/cors.js';
 import { clientErrorHandler, errorHandler, sendProblem, toAppError } from './http/error-handler.js';
 import { JSON_MEDIA_TYPES, parseJsonRequest } from './http/json-body.js';
+import { serializeRequest } from './http/log-serializers.js';
 import { requestIdOf } from './http/request-id.js';
 import { pathOf } from './http/request-context.js';
 import { createRouteIndex, type RouteIndex } from './http/route-index.js';
@@ -64,6 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: deps.logger ?? {
       level: config.logLevel,
       redact: ['req.headers.authorization'],
+      serializers: { req: serializeRequest },
       ...(deps.logStream ? { stream: deps.logStream } : {}),
     },
     genReqId: requestIdOf,

@@ -25,7 +25,7 @@ const ANONYMOUS: Principal = {
 
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /** Query parameters clients use to smuggle tokens into URLs, which end up in logs and history. */
-const TOKEN_QUERY_PARAMETERS = ['access_token', 'token', 'api_key'];
+export const TOKEN_QUERY_PARAMETERS: readonly string[] = ['access_token', 'token', 'api_key'];
 
 function authorizationHeaders(request: FastifyRequest): number {
   const raw = request.raw.rawHeaders;

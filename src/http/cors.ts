@@ -13,6 +13,7 @@ export const EXPOSED_HEADERS = [
   'X-Request-Id',
   'Idempotent-Replayed',
   'Preference-Applied',
+  'WWW-Authenticate',
 ];
 
 /**

@@ -21,6 +21,12 @@ export const ProblemSchema = Type.Object(
     ),
     current_status: Type.Optional(Type.String()),
     allowed_transitions: Type.Optional(Type.Array(Type.String())),
+    required_scope: Type.Optional(
+      Type.String({ description: '`insufficient-scope`: the scope the operation needs.' }),
+    ),
+    limit: Type.Optional(
+      Type.Integer({ description: '`quota-exceeded`: the most todos an owner may keep.' }),
+    ),
   },
   { additionalProperties: false },
 );
