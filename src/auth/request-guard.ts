@@ -32,12 +32,12 @@ export function createRequestGuard(deps: RequestGuardDeps) {
     // Unmatched paths (404/405), preflights and public routes serve no owner's data.
     const needsOwner = scope !== undefined && scope !== 'public';
     let principal: Principal | undefined;
-    let failure: unknown;
+    let failure: Error | undefined;
     if (needsOwner) {
       try {
         principal = await authenticator.authenticate(request);
       } catch (error) {
-        failure = error;
+        failure = error instanceof Error ? error : new Error(String(error));
       }
     }
     if (rateLimiter) {
@@ -51,7 +51,7 @@ export function createRequestGuard(deps: RequestGuardDeps) {
         );
       }
     }
-    if (failure !== undefined) throw failure;
+    if (failure) throw failure;
     if (needsOwner && principal && !principal.scopes.has(scope)) throw insufficientScope(scope);
     request.principal = principal;
   };

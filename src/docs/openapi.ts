@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import packageJson from '../../package.json' with { type: 'json' };
 import { declarePublicRoutes } from '../auth/route-scopes.js';
+import { problemResponses } from '../http/openapi-responses.js';
 
 /**
  * The OpenAPI 3.1 document is generated from the same route schemas that validate requests and
@@ -72,6 +73,7 @@ export async function openApiRoute(app: FastifyInstance): Promise<void> {
               'application/json': { schema: Type.Object({}, { additionalProperties: true }) },
             },
           },
+          ...problemResponses(['not-acceptable']),
         },
       },
     },

@@ -54,6 +54,16 @@ export const COMMON_PROBLEMS: readonly ProblemCode[] = [
 /** Problems of routes that serve an owner's data (every route whose scope is not public). */
 export const AUTH_PROBLEMS: readonly ProblemCode[] = ['unauthenticated', 'insufficient-scope'];
 
+/**
+ * Problems of routes that take no body but may be sent one anyway (DELETE): it is still read
+ * under the same rules before being ignored.
+ */
+export const UNEXPECTED_BODY_PROBLEMS: readonly ProblemCode[] = [
+  'malformed-json',
+  'payload-too-large',
+  'unsupported-media-type',
+];
+
 /** Problems of routes that read a JSON body. */
 export const BODY_PROBLEMS: readonly ProblemCode[] = [
   'malformed-json',

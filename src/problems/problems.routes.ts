@@ -69,7 +69,7 @@ export const problemsRoutes: FastifyPluginAsyncTypebox = async (app) => {
         operationId: 'listProblemCodes',
         summary: 'Every problem code',
         tags: TAGS,
-        response: html,
+        response: { ...html, ...problemResponses([]) },
       },
     },
     async (_request, reply) => reply.type('text/html; charset=utf-8').send(indexPage()),

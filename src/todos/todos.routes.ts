@@ -9,6 +9,7 @@ import {
   AUTH_PROBLEMS,
   BODY_PROBLEMS,
   HEADERS,
+  UNEXPECTED_BODY_PROBLEMS,
   emptyResponse,
   jsonResponse,
   problemResponses,
@@ -244,6 +245,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
           204: emptyResponse('The matching todos were deleted.'),
           ...problemResponses([
             ...AUTH_PROBLEMS,
+            ...UNEXPECTED_BODY_PROBLEMS,
             'invalid-parameter',
             'unknown-parameter',
             'not-acceptable',
@@ -383,6 +385,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
           204: emptyResponse('The todo was deleted.'),
           ...problemResponses([
             ...AUTH_PROBLEMS,
+            ...UNEXPECTED_BODY_PROBLEMS,
             'not-found',
             'precondition-failed',
             'not-acceptable',
