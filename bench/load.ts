@@ -1,10 +1,26 @@
 /**
  * Runs one scenario against a server with autocannon: a probe request, an optional warm-up,
- * then N measured repetitions, sampling the server's RSS and CPU time throughout.
+ * then N measured repetitions, sampling the server's RSS and CPU time throughout. Against
+ * several instances of the service, one autocannon per instance runs in parallel, the
+ * connections (and an open-loop rate) split between them, and their figures are summed.
  */
 import autocannon from 'autocannon';
-import { cpuSecondsOf, startForeignCpuMeter, startRssSampler, waitForIdle } from './processes.js';
+import {
+  cpuSecondsOfAll,
+  startForeignCpuMeter,
+  startRssSampler,
+  waitForIdle,
+} from './processes.js';
 import type { RequestSpec, Scenario } from './scenarios.js';
+
+/** The service under load: one or more instances, all serving the same database. */
+export interface LoadTarget {
+  readonly baseUrls: readonly string[];
+  /** The instances' processes: their CPU and RSS are the service's. */
+  readonly pids: readonly number[];
+  /** PostgreSQL serves them: its processes' CPU is reported apart from other processes'. */
+  readonly database: boolean;
+}
 
 export interface LoadOptions {
   readonly connections: number;
@@ -31,6 +47,8 @@ export interface Repetition {
   readonly seconds: number;
   /** Cores used by other processes on the machine during the repetition. */
   readonly foreignCpu?: number;
+  /** Cores used by PostgreSQL during the repetition, when it serves the service. */
+  readonly databaseCpu?: number;
   /** CPU steal time (the hypervisor running something else) per second. */
   readonly steal?: number;
 }
@@ -59,10 +77,12 @@ export interface ScenarioResult {
   /** Non-2xx answers plus connection errors and timeouts, over all repetitions. */
   readonly errors: number;
   readonly timeouts: number;
-  /** Largest RSS of the server seen while the scenario ran (sampled every 200 ms), bytes. */
+  /** Largest RSS of one server instance seen while the scenario ran (every 200 ms), bytes. */
   readonly peakRssBytes: number;
-  /** CPU time of the server per second of load (1 = one core busy). */
+  /** CPU time of the server (all instances) per second of load (1 = one core busy). */
   readonly serverCpu: number;
+  /** Cores used by PostgreSQL's processes during the repetitions (mean); absent on SQLite. */
+  readonly databaseCpu?: number;
   /** CPU time of the load generator (this process) per second of load. */
   readonly loadgenCpu: number;
   /** Cores used by other processes during the repetitions (mean); > 0.2 skews the figures. */
@@ -93,14 +113,29 @@ function toRequest(spec: RequestSpec): autocannon.Request {
   };
 }
 
-/** One autocannon run of `seconds`; latencies are kept at full resolution (autocannon's own
- * histogram has 1 ms steps and leaves out non-2xx answers). */
+/** `total` split into `parts` whole shares that differ by at most one, e.g. 51 → 26 + 25. */
+export function splitEvenly(total: number, parts: number): number[] {
+  return Array.from(
+    { length: parts },
+    (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0),
+  );
+}
+
+/**
+ * One autocannon run of `seconds` per base URL, in parallel, `connections` split between them;
+ * with `overallRate` (requests/s in all), open-loop at that rate instead of as fast as the
+ * server answers. Latencies are kept at full resolution (autocannon's own histogram has 1 ms
+ * steps and leaves out non-2xx answers) and merged.
+ */
 export async function runLoad(
-  baseUrl: string,
+  baseUrls: string | readonly string[],
   scenario: Pick<Scenario, 'fixed' | 'next'>,
   connections: number,
   seconds: number,
+  overallRate?: number,
 ): Promise<Repetition> {
+  const urls = typeof baseUrls === 'string' ? [baseUrls] : baseUrls;
+  if (connections < urls.length) throw new Error('fewer connections than instances');
   const request: autocannon.Request = scenario.fixed
     ? toRequest(scenario.fixed)
     : {
@@ -110,40 +145,61 @@ export async function runLoad(
       };
   let latencies = new Float64Array(1 << 16);
   let count = 0;
-  const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      { url: baseUrl, connections, duration: seconds, timeout: 10, requests: [request] },
-      (error, output) => {
-        if (error) reject(error instanceof Error ? error : new Error(String(error)));
-        else resolve(output);
-      },
-    );
-    instance.on('response', (_client, _status, _bytes, responseTime) => {
-      if (count === latencies.length) {
-        const grown = new Float64Array(latencies.length * 2);
-        grown.set(latencies);
-        latencies = grown;
-      }
-      latencies[count++] = responseTime;
-    });
-  });
+  const shares = splitEvenly(connections, urls.length);
+  const results = await Promise.all(
+    urls.map(
+      (url, i) =>
+        new Promise<autocannon.Result>((resolve, reject) => {
+          const share = shares[i] ?? 1;
+          const instance = autocannon(
+            {
+              url,
+              connections: share,
+              duration: seconds,
+              timeout: 10,
+              requests: [request],
+              ...(overallRate === undefined
+                ? {}
+                : { overallRate: Math.max(1, Math.round((overallRate * share) / connections)) }),
+            },
+            (error, output) => {
+              if (error) reject(error instanceof Error ? error : new Error(String(error)));
+              else resolve(output);
+            },
+          );
+          instance.on('response', (_client, _status, _bytes, responseTime) => {
+            if (count === latencies.length) {
+              const grown = new Float64Array(latencies.length * 2);
+              grown.set(latencies);
+              latencies = grown;
+            }
+            latencies[count++] = responseTime;
+          });
+        }),
+    ),
+  );
   const sorted = latencies.subarray(0, count).sort();
   const statusCodes: Record<string, number> = {};
-  for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
-    statusCodes[code] = stats.count ?? 0;
+  for (const result of results) {
+    for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) {
+      statusCodes[code] = (statusCodes[code] ?? 0) + (stats.count ?? 0);
+    }
   }
+  const sum = (pick: (result: autocannon.Result) => number) =>
+    results.reduce((total, result) => total + pick(result), 0);
+  const duration = Math.max(...results.map((result) => result.duration));
   return {
-    requestsPerSecond: count / result.duration,
+    requestsPerSecond: count / duration,
     requests: count,
     p50: percentile(sorted, 50),
     p90: percentile(sorted, 90),
     p99: percentile(sorted, 99),
     max: sorted[sorted.length - 1] ?? Number.NaN,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
+    non2xx: sum((result) => result.non2xx),
+    errors: sum((result) => result.errors),
+    timeouts: sum((result) => result.timeouts),
     statusCodes,
-    seconds: result.duration,
+    seconds: duration,
   };
 }
 
@@ -166,16 +222,21 @@ export async function probe(baseUrl: string, spec: RequestSpec): Promise<Probe> 
   return { status: response.status, problem };
 }
 
-/** Probe, warm-up, then the measured repetitions of one scenario against the server `pid`. */
+/** Probe, warm-up, then the measured repetitions of one scenario against `target`. */
 export async function runScenario(
-  baseUrl: string,
-  pid: number,
+  target: LoadTarget,
   scenario: Scenario,
   options: LoadOptions,
   log: (line: string) => void,
 ): Promise<ScenarioResult> {
-  const sampler = startRssSampler(pid);
-  const first = await probe(baseUrl, scenario.next());
+  const { baseUrls, pids } = target;
+  const sampler = startRssSampler(pids);
+  // One probe per instance: each must serve the scenario.
+  let first: Probe = { status: 200 };
+  for (const baseUrl of baseUrls) {
+    first = await probe(baseUrl, scenario.next());
+    if (first.status < 200 || first.status > 299) break;
+  }
   const base = { key: scenario.key, title: scenario.title, request: scenario.request };
   if (first.status < 200 || first.status > 299) {
     const peak = sampler.stop();
@@ -198,28 +259,33 @@ export async function runScenario(
       foreignCpu: Number.NaN,
     };
   }
-  if (options.warmup > 0) await runLoad(baseUrl, scenario, options.connections, options.warmup);
+  if (options.warmup > 0) await runLoad(baseUrls, scenario, options.connections, options.warmup);
 
   const repetitions: Repetition[] = [];
   let wall = 0;
   let serverSeconds = 0;
   let selfSeconds = 0;
   for (let i = 0; i < options.repetitions; i++) {
-    if (options.idleWait > 0) await waitForIdle(pid, options.idleWait, 0.15, log);
-    const cpuBefore = cpuSecondsOf(pid) ?? 0;
+    if (options.idleWait > 0) await waitForIdle(pids, options.idleWait, 0.15, log, target.database);
+    const cpuBefore = cpuSecondsOfAll(pids);
     const selfBefore = process.cpuUsage();
-    const meter = startForeignCpuMeter(pid);
+    const meter = startForeignCpuMeter(pids, target.database);
     const started = performance.now();
-    const load = await runLoad(baseUrl, scenario, options.connections, options.duration);
-    const { foreign, steal } = meter.read();
+    const load = await runLoad(baseUrls, scenario, options.connections, options.duration);
+    const { foreign, steal, database } = meter.read();
     wall += (performance.now() - started) / 1000;
-    serverSeconds += (cpuSecondsOf(pid) ?? cpuBefore) - cpuBefore;
+    serverSeconds += cpuSecondsOfAll(pids) - cpuBefore;
     const self = process.cpuUsage(selfBefore);
     selfSeconds += (self.user + self.system) / 1e6;
-    const rep: Repetition = { ...load, foreignCpu: foreign, steal };
+    const rep: Repetition = {
+      ...load,
+      foreignCpu: foreign,
+      steal,
+      ...(target.database ? { databaseCpu: database } : {}),
+    };
     repetitions.push(rep);
     log(
-      `  ${scenario.key} #${i + 1}: ${rep.requestsPerSecond.toFixed(0)} req/s, p50 ${rep.p50.toFixed(2)} ms, p99 ${rep.p99.toFixed(2)} ms, non-2xx ${rep.non2xx}, errors ${rep.errors}, other CPU ${foreign.toFixed(2)}`,
+      `  ${scenario.key} #${i + 1}: ${rep.requestsPerSecond.toFixed(0)} req/s, p50 ${rep.p50.toFixed(2)} ms, p99 ${rep.p99.toFixed(2)} ms, non-2xx ${rep.non2xx}, errors ${rep.errors}${target.database ? `, PostgreSQL CPU ${database.toFixed(2)}` : ''}, other CPU ${foreign.toFixed(2)}`,
     );
   }
   const serverCpu = serverSeconds / wall;
@@ -239,6 +305,12 @@ export async function runScenario(
     timeouts: repetitions.reduce((sum, r) => sum + r.timeouts, 0),
     peakRssBytes,
     serverCpu,
+    ...(target.database
+      ? {
+          databaseCpu:
+            repetitions.reduce((sum, r) => sum + (r.databaseCpu ?? 0), 0) / repetitions.length,
+        }
+      : {}),
     loadgenCpu,
     foreignCpu: repetitions.reduce((sum, r) => sum + (r.foreignCpu ?? 0), 0) / repetitions.length,
   };

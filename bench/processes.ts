@@ -4,7 +4,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -72,23 +72,34 @@ export async function startNodeServer(options: {
   readonly timeoutMs?: number;
   /** Extra options for node, e.g. `--cpu-prof`. */
   readonly nodeArgs?: readonly string[];
+  /** Modules to preload after tsx (so they may be TypeScript), e.g. `./soak/gc-probe.ts`. */
+  readonly imports?: readonly string[];
+  /** Open an IPC channel to the child (`child.send`, `process.on('message')` in the child). */
+  readonly ipc?: boolean;
 }): Promise<ServerChild> {
   const port = await freePort();
-  const nodeArgs = [...(options.nodeArgs ?? []), '--import', 'tsx', options.script];
+  const nodeArgs = [
+    ...(options.nodeArgs ?? []),
+    '--import',
+    'tsx',
+    ...(options.imports ?? []).flatMap((module) => ['--import', module]),
+    options.script,
+  ];
+  // taskset execs node in its own place, so the IPC descriptor reaches node unchanged.
   const [command, args] = options.pin
     ? ['taskset', ['-c', String(SERVER_CORE), process.execPath, ...nodeArgs]]
     : [process.execPath, nodeArgs];
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-20_000);
   };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const state = { exited: false };
   const exited = new Promise<void>((resolve) => {
     child.on('exit', () => {
@@ -166,18 +177,58 @@ export function cpuSecondsOf(pid: number): number | undefined {
   }
 }
 
-/** Samples a child's RSS every `intervalMs` until stopped; reports the peak. */
-export function startRssSampler(pid: number, intervalMs = 200) {
-  let peak = rssOf(pid) ?? 0;
+/** CPU seconds of every process in `pids` together (those gone count 0). */
+export function cpuSecondsOfAll(pids: readonly number[]): number {
+  return pids.reduce((sum, pid) => sum + (cpuSecondsOf(pid) ?? 0), 0);
+}
+
+/**
+ * CPU seconds of every PostgreSQL process on the machine (`comm` = `postgres`: the postmaster,
+ * its backends and workers), by pid. The server is a shared system service: other clients'
+ * queries count here too.
+ */
+export function postgresCpuSeconds(): Map<number, number> {
+  const seconds = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return seconds;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const open = stat.indexOf('(');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(open + 1, close) !== 'postgres') continue;
+      const fields = stat.slice(close + 2).split(' ');
+      seconds.set(Number(entry), (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return seconds;
+}
+
+/** PostgreSQL CPU seconds used since `before` (processes that exited meanwhile are lost). */
+function postgresCpuSince(before: ReadonlyMap<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of postgresCpuSeconds()) total += seconds - (before.get(pid) ?? 0);
+  return total;
+}
+
+/** Samples the RSS of some children every `intervalMs` until stopped; reports the largest. */
+export function startRssSampler(pids: readonly number[], intervalMs = 200) {
+  const largest = () => Math.max(0, ...pids.map((pid) => rssOf(pid) ?? 0));
+  let peak = largest();
   const timer = setInterval(() => {
-    const rss = rssOf(pid);
-    if (rss !== undefined && rss > peak) peak = rss;
+    peak = Math.max(peak, largest());
   }, intervalMs);
   return {
     stop(): number {
       clearInterval(timer);
-      const rss = rssOf(pid);
-      return Math.max(peak, rss ?? 0);
+      return Math.max(peak, largest());
     },
   };
 }
@@ -194,47 +245,65 @@ export function machineCpuSeconds(): { busy: number; steal: number } | undefined
   }
 }
 
+export interface CpuShares {
+  /** Cores used by other processes (neither ours nor, when measured, PostgreSQL's). */
+  readonly foreign: number;
+  /** CPU steal time (the hypervisor running something else) per second. */
+  readonly steal: number;
+  /** Cores used by PostgreSQL's processes; NaN when not measured. */
+  readonly database: number;
+}
+
 /**
- * Measures how much CPU everything but this process and the server `pid` uses: other work on
+ * Measures how much CPU everything but this process and the servers `pids` uses: other work on
  * the machine (a test run, a compiler) takes cores from the benchmark and skews its figures.
+ * With `database`, PostgreSQL's processes are counted apart from the others.
  */
-export function startForeignCpuMeter(pid: number) {
+export function startForeignCpuMeter(pids: readonly number[], database = false) {
   const machine = machineCpuSeconds();
-  const server = cpuSecondsOf(pid) ?? 0;
+  const servers = cpuSecondsOfAll(pids);
+  const postgres = database ? postgresCpuSeconds() : undefined;
   const self = process.cpuUsage();
   const started = performance.now();
   return {
-    /** Average cores used by other processes since the start, and steal time per second. */
-    read(): { foreign: number; steal: number } {
+    /** Average cores used since the start. */
+    read(): CpuShares {
       const wall = (performance.now() - started) / 1000;
       const now = machineCpuSeconds();
-      if (!machine || !now || wall <= 0) return { foreign: Number.NaN, steal: Number.NaN };
+      if (!machine || !now || wall <= 0) {
+        return { foreign: Number.NaN, steal: Number.NaN, database: Number.NaN };
+      }
       const own = process.cpuUsage(self);
-      const ours = (cpuSecondsOf(pid) ?? server) - server + (own.user + own.system) / 1e6;
+      const ours = cpuSecondsOfAll(pids) - servers + (own.user + own.system) / 1e6;
+      const db = postgres ? postgresCpuSince(postgres) : 0;
       return {
-        foreign: Math.max(0, (now.busy - machine.busy - ours) / wall),
+        foreign: Math.max(0, (now.busy - machine.busy - ours - db) / wall),
         steal: (now.steal - machine.steal) / wall,
+        database: postgres ? db / wall : Number.NaN,
       };
     },
   };
 }
 
 /**
- * Waits, up to `maxSeconds`, until other processes use less than `threshold` cores over one
- * second. Returns the cores they used in the last second measured.
+ * Waits, up to `maxSeconds`, until other processes (PostgreSQL's included, when `database`)
+ * use less than `threshold` cores over one second. Returns the cores they used in the last
+ * second measured.
  */
 export async function waitForIdle(
-  pid: number,
+  pids: readonly number[],
   maxSeconds: number,
   threshold: number,
   log: (line: string) => void,
+  database = false,
 ): Promise<number> {
   const deadline = performance.now() + maxSeconds * 1000;
   let logged = false;
   for (;;) {
-    const meter = startForeignCpuMeter(pid);
+    const meter = startForeignCpuMeter(pids, database);
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const { foreign } = meter.read();
+    const shares = meter.read();
+    const foreign = shares.foreign + (database ? shares.database : 0);
     if (!(foreign >= threshold)) return foreign;
     if (performance.now() >= deadline) {
       log(`    other processes still use ${foreign.toFixed(2)} cores; measuring anyway`);

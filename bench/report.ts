@@ -2,10 +2,15 @@
  * The benchmark's report: the targets of the issue evaluated against one run, and the Markdown
  * tables that are printed and written next to the JSON.
  */
+import { DATABASE_TITLES, type DatabaseKind } from './databases.js';
 import type { SyncRate } from './fsync-rate.js';
 import type { LoadOptions, ScenarioResult } from './load.js';
 
+/** One database size measured on one set-up (database and number of service instances). */
 export interface SizeRun {
+  readonly database: DatabaseKind;
+  /** Service processes sharing the database; the load's connections are split between them. */
+  readonly instances: number;
   readonly rows: number;
   readonly seed: {
     readonly seconds: number;
@@ -16,7 +21,7 @@ export interface SizeRun {
     readonly path: string;
   };
   readonly scenarios: readonly ScenarioResult[];
-  /** VmHWM of the service process at the end of the run, bytes. */
+  /** VmHWM of the service process at the end of the run (the larger instance's), bytes. */
   readonly peakRssBytes: number;
   /** The last migration applied to the database when the service stopped. */
   readonly schema: string;
@@ -35,6 +40,8 @@ export interface Machine {
   readonly pinning: string;
   readonly pinned: boolean;
   readonly autocannon: string;
+  /** `version()` of the PostgreSQL server, when a run used it. */
+  readonly postgres?: string;
 }
 
 export interface Target {
@@ -79,6 +86,30 @@ function scenario(size: SizeRun, key: string): ScenarioResult | undefined {
   return size.scenarios.find((s) => s.key === key);
 }
 
+/** "SQLite", "PostgreSQL ×1", "PostgreSQL ×2": the set-up a run measured. */
+export function setupLabel(run: Pick<SizeRun, 'database' | 'instances'>): string {
+  const title = DATABASE_TITLES[run.database];
+  return run.database === 'sqlite' && run.instances === 1 ? title : `${title} ×${run.instances}`;
+}
+
+/** Runs grouped by set-up, in the order they were measured. */
+function bySetup(sizes: readonly SizeRun[]): SizeRun[][] {
+  const groups = new Map<string, SizeRun[]>();
+  for (const size of sizes) {
+    const key = setupLabel(size);
+    groups.set(key, [...(groups.get(key) ?? []), size]);
+  }
+  return [...groups.values()];
+}
+
+/** The smallest and the largest size of one set-up, when it has two. */
+function extremes(group: readonly SizeRun[]): [SizeRun, SizeRun] | undefined {
+  const sorted = [...group].sort((a, b) => a.rows - b.rows);
+  const small = sorted[0];
+  const large = sorted.at(-1);
+  return small && large && small !== large ? [small, large] : undefined;
+}
+
 /** Evaluates every target of the issue that this run has the data for. */
 export function evaluateTargets(
   sizes: readonly SizeRun[],
@@ -90,7 +121,7 @@ export function evaluateTargets(
   const fsyncRate = fsync.fsyncPerSecond;
 
   for (const size of sizes) {
-    const scope = `${rowsLabel(size.rows)} rows`;
+    const scope = `${setupLabel(size)}, ${rowsLabel(size.rows)} rows`;
     const throughput = (
       key: string,
       label: string,
@@ -148,12 +179,11 @@ export function evaluateTargets(
     });
   }
 
-  const sorted = [...sizes].sort((a, b) => a.rows - b.rows);
-  const small = sorted[0];
-  const large = sorted.at(-1);
+  const groups = bySetup(sizes);
+  const pairs = groups.map(extremes).filter((pair) => pair !== undefined);
   const scaling = (key: string, label: string, factor: number) => {
     const target = `${label}: p50 at the larger size ≤ ${factor} × at the smaller`;
-    if (!small || !large || small === large) {
+    if (pairs.length === 0) {
       targets.push({
         target,
         scope: 'two sizes',
@@ -162,26 +192,28 @@ export function evaluateTargets(
       });
       return;
     }
-    const a = scenario(small, key);
-    const b = scenario(large, key);
-    const scope = `${rowsLabel(large.rows)} vs ${rowsLabel(small.rows)}`;
-    if (!a || !b) return;
-    if (a.skipped || b.skipped) {
+    for (const [small, large] of pairs) {
+      const a = scenario(small, key);
+      const b = scenario(large, key);
+      const scope = `${setupLabel(small)}, ${rowsLabel(large.rows)} vs ${rowsLabel(small.rows)}`;
+      if (!a || !b) continue;
+      if (a.skipped || b.skipped) {
+        targets.push({
+          target,
+          scope,
+          measured: `not measured: ${a.skipped ?? b.skipped ?? ''}`,
+          pass: false,
+        });
+        continue;
+      }
+      const ratio = b.p50 / a.p50;
       targets.push({
         target,
         scope,
-        measured: `not measured: ${a.skipped ?? b.skipped ?? ''}`,
-        pass: false,
+        measured: `${fixed(b.p50)} / ${fixed(a.p50)} ms = ${fixed(ratio)} ×`,
+        pass: ratio <= factor,
       });
-      return;
     }
-    const ratio = b.p50 / a.p50;
-    targets.push({
-      target,
-      scope,
-      measured: `${fixed(b.p50)} / ${fixed(a.p50)} ms = ${fixed(ratio)} ×`,
-      pass: ratio <= factor,
-    });
   };
   scaling('list-filtered', 'list filtered + sorted', 1.25);
   scaling('search', 'search q', 1.25);
@@ -191,17 +223,19 @@ export function evaluateTargets(
     const allowed = (120 * size.rows) / 1_000_000;
     targets.push({
       target: `seeding takes < ${fixed(allowed, 0)} s (2 min per 1M rows)`,
-      scope: `${rowsLabel(size.rows)} rows`,
+      scope: `${setupLabel(size)}, ${rowsLabel(size.rows)} rows`,
       measured: `${fixed(size.seed.seconds, 1)} s`,
       pass: size.seed.seconds < allowed,
     });
   }
 
-  if (large) {
-    const million = sizes.find((s) => s.rows === 1_000_000) ?? large;
+  for (const group of groups) {
+    const million =
+      group.find((s) => s.rows === 1_000_000) ?? [...group].sort((a, b) => a.rows - b.rows).at(-1);
+    if (!million) continue;
     targets.push({
       target: 'peak RSS of the service ≤ 250 MB',
-      scope: `${rowsLabel(million.rows)} rows run`,
+      scope: `${setupLabel(million)}, ${rowsLabel(million.rows)} rows run`,
       measured: `${fixed(million.peakRssBytes / MB, 1)} MB`,
       pass: million.peakRssBytes <= 250 * MB,
     });
@@ -212,6 +246,11 @@ export function evaluateTargets(
 function verdict(pass: boolean | undefined): string {
   if (pass === undefined) return 'n/a';
   return pass ? 'PASS' : '**MISS**';
+}
+
+function cpuCell(s: ScenarioResult): string {
+  const db = s.databaseCpu === undefined ? '—' : fixed(s.databaseCpu);
+  return `${fixed(s.serverCpu)} / ${db} / ${fixed(s.loadgenCpu)} / ${fixed(s.foreignCpu)}`;
 }
 
 function scenarioRow(s: ScenarioResult, ceilingRate: number, fsyncRate: number): string {
@@ -228,15 +267,47 @@ function scenarioRow(s: ScenarioResult, ceilingRate: number, fsyncRate: number):
     fixed(s.p99),
     s.errors === 0 ? '0' : `${formatInt(s.errors)} (${formatInt(s.timeouts)} t/o)`,
     fixed(s.peakRssBytes / MB, 0),
-    `${fixed(s.serverCpu)} / ${fixed(s.loadgenCpu)} / ${fixed(s.foreignCpu)}`,
+    cpuCell(s),
   ];
   return `| ${cells.join(' | ')} |`;
 }
 
 const SCENARIO_HEADER = [
-  '| scenario | req/s (median) | min–max | × ceiling | × fsync | p50 ms | p99 ms | errors | peak RSS MB | CPU server / loadgen / other |',
+  '| scenario | req/s (median) | min–max | × ceiling | × fsync | p50 ms | p99 ms | errors | peak RSS MB | CPU server / db / loadgen / other |',
   '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
 ];
+
+/**
+ * For each size measured on several set-ups, one table with their figures side by side, each
+ * with its ratio to the same ceiling.
+ */
+function sideBySide(report: BenchReport): string[] {
+  const lines: string[] = [];
+  const ceilingRate = report.ceiling.requestsPerSecond;
+  const sizes = [...new Set(report.sizes.map((s) => s.rows))];
+  for (const rows of sizes) {
+    const runs = report.sizes.filter((s) => s.rows === rows);
+    if (runs.length < 2) continue;
+    lines.push(`## Side by side, ${formatInt(rows)} rows`, '');
+    lines.push(
+      `| scenario | ${runs.map((r) => `${setupLabel(r)} req/s | × ceiling | p50 / p99 ms`).join(' | ')} |`,
+    );
+    lines.push(`| --- | ${runs.map(() => '---: | ---: | ---:').join(' | ')} |`);
+    const keys = [...new Set(runs.flatMap((r) => r.scenarios.map((s) => s.key)))];
+    for (const key of keys) {
+      const title = runs.map((r) => scenario(r, key)?.title).find((t) => t !== undefined) ?? key;
+      const cells = runs.map((r) => {
+        const s = scenario(r, key);
+        if (!s || s.skipped) return '— | — | —';
+        const errors = s.errors > 0 ? ` (${formatInt(s.errors)} errors)` : '';
+        return `${formatInt(s.requestsPerSecond)}${errors} | ${fixed(s.requestsPerSecond / ceilingRate)} | ${fixed(s.p50, 1)} / ${fixed(s.p99, 1)}`;
+      });
+      lines.push(`| ${title} | ${cells.join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  return lines;
+}
 
 export function renderMarkdown(report: BenchReport): string {
   const { machine, options, fsync, ceiling } = report;
@@ -252,7 +323,7 @@ export function renderMarkdown(report: BenchReport): string {
     `- Load: autocannon ${machine.autocannon}, ${options.connections} connections, ${options.duration} s × ${options.repetitions} repetitions per scenario (after ${options.warmup} s warm-up); figures are medians of the repetitions, min–max is the spread of req/s`,
   );
   lines.push(
-    '- Latencies are of every response (autocannon `response` events, full resolution); errors = non-2xx + connection errors (timeouts included); CPU = cores used by the service, by the load generator and by other processes on the machine during the measured repetitions (other > 0.2 means something else competed for the cores and the row is skewed)',
+    '- Latencies are of every response (autocannon `response` events, full resolution); errors = non-2xx + connection errors (timeouts included); CPU = cores used by the service, by PostgreSQL (— on SQLite), by the load generator and by other processes on the machine during the measured repetitions (other > 0.2 means something else competed for the cores and the row is skewed)',
   );
   if (report.sources.atStart !== report.sources.atEnd) {
     lines.push(
@@ -260,6 +331,22 @@ export function renderMarkdown(report: BenchReport): string {
     );
   } else {
     lines.push(`- Sources: src/ ${report.sources.atStart.slice(0, 12)} (unchanged during the run)`);
+  }
+  const databases = new Set(report.sizes.map((s) => s.database));
+  if (databases.has('sqlite')) {
+    lines.push(
+      '- SQLite: a freshly seeded file in a temporary directory, opened by the service process (pinned with it)',
+    );
+  }
+  if (databases.has('postgres')) {
+    lines.push(
+      `- PostgreSQL: ${machine.postgres ?? 'unknown version'}, a system service on this machine, **not pinned**: its processes run on any core, the load generator's included, and it is shared with other users of the machine. Each set-up seeds a schema \`bench_<hex>\` of its own, dropped afterwards. Its CPU (every \`postgres\` process, other clients' included) is the "db" share of the CPU column, apart from "other".`,
+    );
+  }
+  if (report.sizes.some((s) => s.instances > 1)) {
+    lines.push(
+      `- ×2: two service processes on the same schema, ${machine.pinned ? 'both pinned to the server core (the CPU budget of one)' : 'unpinned'}; the connections are split between two autocannon instances run in parallel, whose requests are summed and latencies merged; peak RSS is the larger instance's`,
+    );
   }
   lines.push('');
   lines.push('## Baselines', '');
@@ -279,13 +366,13 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push('');
 
   for (const size of report.sizes) {
-    const fts =
+    const search =
       size.seed.ftsRows === undefined
-        ? 'no todos_fts'
-        : `todos_fts ${formatInt(size.seed.ftsRows)} rows`;
-    lines.push(`## ${formatInt(size.rows)} rows`, '');
+        ? 'no search index'
+        : `${size.database === 'postgres' ? 'search_vector on' : 'todos_fts'} ${formatInt(size.seed.ftsRows)} rows`;
+    lines.push(`## ${setupLabel(size)}, ${formatInt(size.rows)} rows`, '');
     lines.push(
-      `Seeded in ${fixed(size.seed.seconds, 1)} s (${formatInt(size.seed.rowsPerSecond)} rows/s, ${size.seed.path} path; DB ${fixed(size.seed.fileBytes / MB, 0)} MB; ${fts}; schema up to ${size.schema}). Service peak RSS (VmHWM) ${fixed(size.peakRssBytes / MB, 1)} MB. Delete pool ${formatInt(size.deletePool.size)}, used ${formatInt(size.deletePool.used)}${size.deletePool.exhausted ? ' (EXHAUSTED)' : ''}.`,
+      `Seeded in ${fixed(size.seed.seconds, 1)} s (${formatInt(size.seed.rowsPerSecond)} rows/s, ${size.seed.path} path; ${size.database === 'postgres' ? 'schema' : 'DB'} ${fixed(size.seed.fileBytes / MB, 0)} MB; ${search}; schema up to ${size.schema}). Service peak RSS (VmHWM${size.instances > 1 ? ', larger instance' : ''}) ${fixed(size.peakRssBytes / MB, 1)} MB. Delete pool ${formatInt(size.deletePool.size)}, used ${formatInt(size.deletePool.used)}${size.deletePool.exhausted ? ' (EXHAUSTED)' : ''}.`,
       '',
     );
     lines.push(...SCENARIO_HEADER);
@@ -293,11 +380,15 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push('');
   }
 
-  const sorted = [...report.sizes].sort((a, b) => a.rows - b.rows);
-  const small = sorted[0];
-  const large = sorted.at(-1);
-  if (small && large && small !== large) {
-    lines.push(`## ${rowsLabel(large.rows)} vs ${rowsLabel(small.rows)} rows`, '');
+  lines.push(...sideBySide(report));
+
+  for (const pair of bySetup(report.sizes).map(extremes)) {
+    if (!pair) continue;
+    const [small, large] = pair;
+    lines.push(
+      `## ${setupLabel(small)}: ${rowsLabel(large.rows)} vs ${rowsLabel(small.rows)} rows`,
+      '',
+    );
     lines.push(
       `| scenario | p50 ${rowsLabel(small.rows)} | p50 ${rowsLabel(large.rows)} | p50 ratio | req/s ${rowsLabel(small.rows)} | req/s ${rowsLabel(large.rows)} |`,
     );

@@ -1,12 +1,13 @@
 /**
- * Seeds a benchmark database.
+ * Seeds a benchmark database (SQLite; `seed-postgres.ts` does the same on PostgreSQL).
  *
  * 1. The project's own migrations create every table, index, trigger and FTS table, so the
  *    seeded file has exactly the schema the service expects, whatever has landed since.
- * 2. A parity check creates one todo through the service (`createTodosService` inside
- *    `database.writeTransaction`) and the same todo through a seeding path, and compares the two
- *    stored rows column by column, and their rows in every table keyed by `todo_id` (labels,
- *    search keys, …). The first path that stores exactly what the service stores is used:
+ * 2. A parity check (`parity.ts`, shared with `seed-postgres.ts`) creates one todo through the
+ *    service (`createTodosService` inside `database.writeTransaction`) and the same todo through
+ *    a seeding path, and compares the two stored rows column by column, and their rows in every
+ *    table keyed by `todo_id` (labels, search keys, …). The first path that stores exactly what
+ *    the service stores is used:
  *    - "direct": one prepared INSERT of every column of `todos` as the schema lists it, the
  *      derived ones computed with the project's own key functions (`src/todos/todo-keys.ts`),
  *      plus prepared INSERTs of the label rows; triggers (FTS) and generated columns run as for
@@ -27,12 +28,17 @@ import { ANONYMOUS_OWNER_ID } from '../src/auth/owner.js';
 import { createDatabase } from '../src/db/create-database.js';
 import type { Db, Tables } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
-import { createCursorCodec } from '../src/todos/todo-cursor.js';
 import { derivedKeys, labelKey } from '../src/todos/todo-keys.js';
 import type { NewTodoRow } from '../src/todos/todo.table.js';
 import { todosRepository } from '../src/todos/todos.repository.js';
-import { createTodosService } from '../src/todos/todos.service.js';
 import { createRowGenerator, SEARCH_WORD } from './data.js';
+import {
+  createParityTodo,
+  differences,
+  PARITY_SEEDED_ID,
+  PARITY_SERVICE_ID,
+  parityRow,
+} from './parity.js';
 
 /** Rows per transaction into a fresh file, and into one the service has open. */
 const BATCH = 50_000;
@@ -201,56 +207,11 @@ function storedFor(sqlite: Sqlite, id: string): Record<string, unknown> {
  * and returns the first path that stores exactly what the service stores.
  */
 async function chooseSeedPath(path: string): Promise<{ path: SeedPath; derived: string[] }> {
-  const when = new Date('2025-01-02T03:04:05.678Z');
-  const serviceId = '01900000-0000-7000-8000-000000000001';
-  const seededId = '01900000-0000-7000-8000-000000000002';
-  const body = {
-    title: 'Parity check: pay the Éclair invoice',
-    description: 'Compare the service path with the seeding path.',
-    status: 'in_progress' as const,
-    priority: 'high' as const,
-    order: 7,
-    labels: ['Finance', 'admin', 'finance'],
-    due_date: '2025-02-03',
-    metadata: { source: 'bench' },
-  };
-
-  const database = createDatabase(`sqlite:${path}`);
-  let created;
-  try {
-    const service = createTodosService({
-      cursors: createCursorCodec('bench-parity-secret-0123456789abcdef'),
-      now: () => when,
-      newId: () => serviceId,
-      todoQuota: Number.MAX_SAFE_INTEGER,
-    });
-    created = await database.writeTransaction((trx) =>
-      service.create(trx, { ownerId: ANONYMOUS_OWNER_ID, baseUrl: 'http://bench' }, body),
-    );
-  } finally {
-    await database.close();
-  }
-
+  const created = await createParityTodo(`sqlite:${path}`);
   const sqlite = openForLoading(path);
   try {
-    const expected = storedFor(sqlite, serviceId);
-    const row: NewTodoRow = {
-      id: seededId,
-      owner_id: ANONYMOUS_OWNER_ID,
-      title: created.title,
-      description: created.description,
-      status: created.status,
-      priority: created.priority,
-      position: created.order,
-      labels: JSON.stringify(created.labels),
-      due_date: created.due_date,
-      due_at: created.due_at,
-      metadata: JSON.stringify(created.metadata),
-      version: 1,
-      completed_at: created.completed_at,
-      created_at: created.created_at,
-      updated_at: created.updated_at,
-    };
+    const expected = storedFor(sqlite, PARITY_SERVICE_ID);
+    const row = parityRow(created);
     const report: string[] = [];
     for (const candidate of ['direct', 'repository'] as const) {
       if (candidate === 'direct' && !directWriter(sqlite)) {
@@ -258,16 +219,14 @@ async function chooseSeedPath(path: string): Promise<{ path: SeedPath; derived: 
         continue;
       }
       await writerFor(sqlite, candidate)(row);
-      const actual = storedFor(sqlite, seededId);
-      sqlite.prepare('delete from todos where id = ?').run(seededId);
-      const differences = [...new Set([...Object.keys(expected), ...Object.keys(actual)])].filter(
-        (key) => expected[key] !== actual[key],
-      );
-      if (differences.length === 0) {
-        sqlite.prepare('delete from todos where id = ?').run(serviceId);
+      const actual = storedFor(sqlite, PARITY_SEEDED_ID);
+      sqlite.prepare('delete from todos where id = ?').run(PARITY_SEEDED_ID);
+      const differing = differences(expected, actual);
+      if (differing.length === 0) {
+        sqlite.prepare('delete from todos where id = ?').run(PARITY_SERVICE_ID);
         return { path: candidate, derived: derivedTablesOf(sqlite) };
       }
-      report.push(`${candidate}: differs in ${differences.join(', ')}`);
+      report.push(`${candidate}: differs in ${differing.join(', ')}`);
     }
     throw new Error(
       `No seeding path stores todos the way the service does (${report.join('; ')}). ` +
@@ -282,10 +241,11 @@ export interface SeedResult {
   readonly rows: number;
   readonly seconds: number;
   readonly ids: string[];
-  /** Rows in `todos_fts` after seeding, when that table exists. */
+  /** Rows in the search index after seeding (`todos_fts`; on PostgreSQL, `search_vector`). */
   readonly ftsRows: number | undefined;
   /** Tables keyed by `todo_id` that the parity check compared. */
   readonly derivedTables: string[];
+  /** Size of the database file (PostgreSQL: of the schema's tables and indexes). */
   readonly fileBytes: number;
   /** How rows were written (see the top of this file). */
   readonly path: SeedPath;
@@ -409,11 +369,15 @@ function verify(path: string, rows: number): number | undefined {
   }
 }
 
-/** Creates `path` with the project's schema and `rows` todos of the anonymous owner. */
+/**
+ * Creates `path` with the project's schema and `rows` todos of the anonymous owner, created over
+ * the year before `end` (the same `end` gives the same rows on both databases).
+ */
 export async function seedDatabase(
   path: string,
   rows: number,
   onProgress?: (done: number) => void,
+  end = Date.now(),
 ): Promise<SeedResult> {
   const started = performance.now();
   const database = createDatabase(`sqlite:${path}`);
@@ -427,9 +391,9 @@ export async function seedDatabase(
     path,
     {
       count: rows,
-      seed: 20_251_121,
+      seed: SEED,
       firstPosition: ORDER_START,
-      end: Date.now(),
+      end,
       path: chosen.path,
       rebuildIndexes: true,
     },
@@ -450,3 +414,5 @@ export async function seedDatabase(
 
 /** `order` of the first seeded todo; later ones follow in steps of 1024. */
 export const ORDER_START = 1024;
+/** Seed of the generated rows: both databases get the same ones. */
+export const SEED = 20_251_121;

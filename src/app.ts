@@ -18,6 +18,7 @@ import { AppError } from './http/app-error.js';
 import { assertAcceptsJson } from './http/content-negotiation.js';
 import { corsOptions } from './http/cors.js';
 import { clientErrorHandler, errorHandler, sendProblem, toAppError } from './http/error-handler.js';
+import { assertOneHostHeader } from './http/host-header.js';
 import { JSON_MEDIA_TYPES, parseJsonRequest } from './http/json-body.js';
 import { serializeRequest } from './http/log-serializers.js';
 import { requestIdOf } from './http/request-id.js';
@@ -35,6 +36,11 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Every route and its methods: answers 405s, and lets tests enumerate the API. */
     readonly routeIndex: RouteIndex;
+    /**
+     * Starts a shutdown's drain: from now on every new request answers 503 `unavailable` (and
+     * `/readyz` with it, so load balancers stop sending), while requests in flight finish.
+     */
+    stopAcceptingRequests(): void;
   }
 }
 
@@ -71,7 +77,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: requestIdOf,
     requestIdHeader: false,
     bodyLimit: config.bodyLimit,
-    return503OnClosing: true,
+    // Client address, scheme and host come from X-Forwarded-* only when sent by a known proxy.
+    trustProxy: config.trustProxy ? [...config.trustProxy] : false,
+    // Our own onRequest hook answers while shutting down, with a problem document.
+    return503OnClosing: false,
     keepAliveTimeout: config.keepAliveTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     // Node enforces these only when given at server creation (measured; see the README).
@@ -80,6 +89,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       headersTimeout: config.headersTimeoutMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
       maxHeaderSize: config.maxHeaderSize,
+      // Checked by assertOneHostHeader, which answers with a problem document.
+      requireHostHeader: false,
     },
     clientErrorHandler,
     frameworkErrors: (error, request, reply) => {
@@ -118,6 +129,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     void reply.header('x-request-id', request.id);
   });
   let closing = false;
+  app.decorate('stopAcceptingRequests', () => {
+    closing = true;
+  });
   app.addHook('preClose', async () => {
     closing = true;
   });
@@ -135,6 +149,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(cors, corsOptions(config));
   // After the CORS hook, so that a 414 carries CORS headers like every other problem.
   app.addHook('onRequest', async (request) => {
+    if (closing) {
+      throw new AppError('unavailable', 'The service is shutting down; retry shortly.', {
+        headers: { 'retry-after': '1' },
+      });
+    }
+    assertOneHostHeader(request);
     if (request.url.length > config.maxUrlLength) {
       throw new AppError(
         'uri-too-long',

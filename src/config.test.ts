@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       rateLimitWindowSeconds: 60,
       redisUrl: undefined,
       todoQuota: 100000,
+      trustProxy: undefined,
     });
   });
 
@@ -83,6 +84,11 @@ describe('loadConfig', () => {
       { host: '::', authMode: 'anonymous' },
     ],
     ['DATABASE_URL', { DATABASE_URL: 'sqlite:/tmp/x.db' }, { databaseUrl: 'sqlite:/tmp/x.db' }],
+    [
+      'DATABASE_URL postgres',
+      { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' },
+      { databaseUrl: 'postgres://postgres@127.0.0.1:5432/test' },
+    ],
     [
       'PUBLIC_BASE_URL without its trailing slash',
       { PUBLIC_BASE_URL: 'https://todo.example/' },
@@ -131,7 +137,7 @@ describe('loadConfig', () => {
     ['HOST', 'bad host'],
     ['HOST', 'host_name'],
     ['HOST', '[::1]'],
-    ['DATABASE_URL', 'postgres://localhost/todos'],
+    ['DATABASE_URL', 'mysql://localhost/todos'],
     ['DATABASE_URL', 'sqlite:'],
     ['DATABASE_URL', './todos.db'],
     ['PUBLIC_BASE_URL', 'todo.example'],
@@ -216,6 +222,16 @@ describe('loadConfig', () => {
         JWT_ALGORITHMS: 'RS256,HS256',
       }).variable,
     ).toBe('JWT_ALGORITHMS');
+  });
+
+  it('reads TRUST_PROXY as addresses and CIDR ranges', () => {
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1' }).trustProxy).toEqual([
+      '127.0.0.1',
+      '10.0.0.0/8',
+      '::1',
+    ]);
+    expect(configErrorOf({ TRUST_PROXY: 'proxy.example' }).variable).toBe('TRUST_PROXY');
+    expect(configErrorOf({ TRUST_PROXY: '10.0.0.0/33' }).variable).toBe('TRUST_PROXY');
   });
 
   it('refuses a REDIS_URL that is not redis:// or rediss://', () => {

@@ -34,6 +34,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Most todos one owner may keep. */
   readonly todoQuota: number;
+  /** Reverse proxies whose X-Forwarded-* headers are believed (addresses or CIDR ranges). */
+  readonly trustProxy: readonly string[] | undefined;
 }
 
 export interface JwtConfig {
@@ -118,8 +120,10 @@ function corsOrigins(raw: string, name: string): Config['corsOrigins'] {
 }
 
 function databaseUrl(raw: string, name: string): string {
-  if (!raw.startsWith('sqlite:') || raw.length === 'sqlite:'.length) {
-    throw new ConfigError(name, `must be sqlite:<path> (got "${raw}")`);
+  const sqlite = raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length;
+  const postgres = /^postgres(ql)?:\/\/./.test(raw) && URL.canParse(raw);
+  if (!sqlite && !postgres) {
+    throw new ConfigError(name, `must be sqlite:<path> or postgres://… (got "${raw}")`);
   }
   return raw;
 }
@@ -179,6 +183,24 @@ function jwtAlgorithms(raw: string, name: string): readonly string[] {
   return algorithms;
 }
 
+function proxyAddresses(raw: string, name: string): readonly string[] {
+  const entries = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const family = isIP(address ?? '');
+    const maxBits = family === 4 ? 32 : 128;
+    const validBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !validBits || extra !== undefined) {
+      throw new ConfigError(name, `has "${entry}", which is not an IP address or CIDR range`);
+    }
+  }
+  if (entries.length === 0) throw new ConfigError(name, 'must list at least one address');
+  return entries;
+}
+
 function text(raw: string): string {
   return raw;
 }
@@ -197,7 +219,7 @@ export const SETTINGS = {
     parse: host,
   },
   DATABASE_URL: {
-    doc: 'Storage. sqlite:<path> (file created on first start).',
+    doc: 'Storage: sqlite:<path> (file created on first start) or postgres://user@host:5432/db.',
     default: 'sqlite:./data/todos.db',
     parse: databaseUrl,
   },
@@ -298,6 +320,11 @@ export const SETTINGS = {
     default: undefined,
     parse: redisUrl,
   },
+  TRUST_PROXY: {
+    doc: 'Comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For/-Proto/-Host are believed. Unset: none are.',
+    default: undefined,
+    parse: proxyAddresses,
+  },
   TODO_QUOTA: {
     doc: 'Most todos one owner may keep; creating more answers 422 quota-exceeded.',
     default: '100000',
@@ -354,6 +381,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowSeconds: required(env, 'RATE_LIMIT_WINDOW_S'),
     redisUrl: read(env, 'REDIS_URL'),
     todoQuota: required(env, 'TODO_QUOTA'),
+    trustProxy: read(env, 'TRUST_PROXY'),
   };
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', 'must not exceed REQUEST_TIMEOUT_MS');

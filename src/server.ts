@@ -3,6 +3,7 @@
  * SIGTERM/SIGINT it stops accepting connections, lets requests in flight finish, closes the
  * database (checkpointing the WAL) and exits 0.
  */
+import { setTimeout } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { ConfigError, authRequired, isLoopbackHost, loadConfig, type Config } from './config.js';
@@ -20,9 +21,19 @@ function loadConfigOrExit(): Config {
 }
 
 const config = loadConfigOrExit();
-const database = createDatabase(config.databaseUrl);
+// The app's logger exists only once the app does; pool errors before that are only possible
+// while migrating, which fails loudly on its own.
+let logPoolError = (_error: Error): void => undefined;
+const database = createDatabase(config.databaseUrl, {
+  onPoolError: (error) => {
+    logPoolError(error);
+  },
+});
 await migrateToLatest(database.db);
 const app = await buildApp({ config, database });
+logPoolError = (error) => {
+  app.log.warn({ err: error }, 'an idle database connection failed; the pool replaces it');
+};
 
 if (!authRequired(config) && !isLoopbackHost(config.host)) {
   app.log.warn(
@@ -37,9 +48,17 @@ app.log.info(
     : 'API requests without a token act as the anonymous owner',
 );
 
+/**
+ * How long a shutdown keeps listening while answering 503: clients and load balancers learn to go
+ * elsewhere from an answer, instead of from connections reset when the listener closes.
+ */
+const DRAIN_MS = Math.min(1000, Math.floor(config.shutdownTimeoutMs / 4));
+
 closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an unexpected error');
   else app.log.info({ signal }, 'shutting down');
+  app.stopAcceptingRequests();
+  await setTimeout(DRAIN_MS);
   await app.close();
   await database.close();
 });

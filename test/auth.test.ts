@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { generateApiKeyToken, secretMatches } from '../src/auth/api-key-token.js';
@@ -23,6 +23,12 @@ import { ACTIONS } from '../src/todos/todo-status.js';
 import type { Todo } from '../src/todos/todo.schemas.js';
 import { expectProblem } from './helpers/problem-assertions.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
+import {
+  TEST_DIALECT,
+  createTestDatabase,
+  tableNames,
+  type TestDatabase,
+} from './helpers/test-database.js';
 
 // A pass-through spy on the one function secrets must be compared with.
 vi.mock('node:crypto', async (importOriginal) => {
@@ -100,7 +106,7 @@ describe('API keys', () => {
     expect((await t.bearer('bob')).slice('Bearer '.length)).toMatch(TOKEN_PATTERN);
   });
 
-  it('stores only the SHA-256 of the secret: the database file never holds the secret', async () => {
+  it('stores only the SHA-256 of the secret: no row of any table holds the secret', async () => {
     const created = await createApiKey(t.database, { ownerId: 'alice', scopes: SCOPES });
     const { secret } = partsOf(created.token);
     expect((await list(`Bearer ${created.token}`)).statusCode).toBe(200);
@@ -108,19 +114,39 @@ describe('API keys', () => {
     const rows = await t.database.db.selectFrom('api_keys').selectAll().execute();
     expect(rows).toHaveLength(1);
     expect(rows[0]?.secret_hash).toBe(sha256Hex(secret));
-    expect(JSON.stringify(rows)).not.toContain(secret);
 
-    // The SQLite file and its WAL, byte for byte: the hash is there (the scan sees the row), the
-    // secret is not, in any encoding SQLite could use for text.
-    const files = readdirSync(t.directory).map((name) => readFileSync(join(t.directory, name)));
-    const bytes = Buffer.concat(files);
-    expect(files.length).toBeGreaterThan(0);
-    expect(bytes.includes(sha256Hex(secret))).toBe(true);
-    for (const needle of [secret, created.token]) {
-      expect(bytes.includes(Buffer.from(needle, 'utf8'))).toBe(false);
-      expect(bytes.includes(Buffer.from(needle, 'utf16le'))).toBe(false);
+    // Every table, whole: the hash is there (the dump sees the row), the secret is not.
+    const tables = await tableNames(t.database.db);
+    expect(tables).toContain('api_keys');
+    const dump: unknown[] = [];
+    for (const table of tables) {
+      dump.push((await sql`select * from ${sql.table(table)}`.execute(t.database.db)).rows);
     }
+    const text = JSON.stringify(dump);
+    expect(text).toContain(sha256Hex(secret));
+    for (const needle of [secret, created.token]) expect(text).not.toContain(needle);
   });
+
+  it.runIf(TEST_DIALECT === 'sqlite')(
+    'never writes the secret to the SQLite file or its WAL, in any text encoding',
+    async () => {
+      const created = await createApiKey(t.database, { ownerId: 'alice', scopes: SCOPES });
+      const { secret } = partsOf(created.token);
+      expect((await list(`Bearer ${created.token}`)).statusCode).toBe(200);
+
+      // Byte for byte, free pages included: the hash is there (the scan sees the row), the
+      // secret is not, in any encoding SQLite could use for text.
+      const directory = t.testDatabase.directory ?? '';
+      const files = readdirSync(directory).map((name) => readFileSync(join(directory, name)));
+      const bytes = Buffer.concat(files);
+      expect(files.length).toBeGreaterThan(0);
+      expect(bytes.includes(sha256Hex(secret))).toBe(true);
+      for (const needle of [secret, created.token]) {
+        expect(bytes.includes(Buffer.from(needle, 'utf8'))).toBe(false);
+        expect(bytes.includes(Buffer.from(needle, 'utf16le'))).toBe(false);
+      }
+    },
+  );
 
   it('compares secrets with crypto.timingSafeEqual, for a wrong secret and an unknown id alike', async () => {
     const spy = vi.mocked(timingSafeEqual);
@@ -400,20 +426,20 @@ describe.each(ANONYMOUS_SETUPS)('with $mode', ({ env }) => {
 });
 
 describe('route scopes', () => {
-  let directory: string;
+  let testDatabase: TestDatabase;
   let database: Database;
   beforeEach(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'todo-api-scopes-'));
-    database = createDatabase(`sqlite:${join(directory, 'todos.db')}`);
+    testDatabase = await createTestDatabase('todo-api-scopes-');
+    database = createDatabase(testDatabase.url);
     await migrateToLatest(database.db);
   });
   afterEach(async () => {
     await database.close();
-    rmSync(directory, { recursive: true, force: true });
+    await testDatabase.drop();
   });
 
   async function appWith(register: (app: FastifyInstance) => void): Promise<FastifyInstance> {
-    const config = loadConfig({ DATABASE_URL: `sqlite:${join(directory, 'todos.db')}` });
+    const config = loadConfig({ DATABASE_URL: testDatabase.url });
     const app = await buildApp({ config, database, logger: false });
     register(app);
     return app;
@@ -503,15 +529,15 @@ describe('the OpenAPI document', () => {
 });
 
 describe('logs', () => {
-  let directory: string;
+  let testDatabase: TestDatabase;
   let database: Database;
   let app: FastifyInstance;
   let output: string;
 
   beforeEach(async () => {
-    directory = mkdtempSync(join(tmpdir(), 'todo-api-auth-log-'));
+    testDatabase = await createTestDatabase('todo-api-auth-log-');
     const config = loadConfig({
-      DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
+      DATABASE_URL: testDatabase.url,
       AUTH_MODE: 'required',
       LOG_LEVEL: 'trace',
       RATE_LIMIT_MAX: '0',
@@ -530,7 +556,7 @@ describe('logs', () => {
   afterEach(async () => {
     await app.close();
     await database.close();
-    rmSync(directory, { recursive: true, force: true });
+    await testDatabase.drop();
   });
 
   const newToken = async (scopes: readonly Scope[] = SCOPES) =>
@@ -614,18 +640,18 @@ describe('npm run tokens', () => {
   }
 
   const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
-  let directory: string;
+  let testDatabase: TestDatabase;
   let databaseUrl: string;
   let t: { app: FastifyInstance; database: Database } | undefined;
 
-  beforeAll(() => {
-    directory = mkdtempSync(join(tmpdir(), 'todo-api-tokens-cli-'));
-    databaseUrl = `sqlite:${join(directory, 'todos.db')}`;
+  beforeAll(async () => {
+    testDatabase = await createTestDatabase('todo-api-tokens-cli-');
+    databaseUrl = testDatabase.url;
   });
   afterAll(async () => {
     await t?.app.close();
     await t?.database.close();
-    rmSync(directory, { recursive: true, force: true });
+    await testDatabase.drop();
   });
 
   function tokens(...args: string[]): Promise<CliResult> {

@@ -24,7 +24,11 @@ const REQUEST_TIMEOUT_MS = 5000;
 /** Bounds of one cycle's load: the kill normally ends it long before either is reached. */
 const MAX_OPS_PER_WORKER_PER_CYCLE = 3000;
 const MAX_LOAD_MS = 4000;
-const RESTART_BUDGET_MS = 5000;
+/**
+ * Restart to ready. Most of it is Node and tsx loading the code (1–3 s alone); on this 2-core
+ * machine with the rest of the suite running beside it, restarts were measured up to ~7 s.
+ */
+const RESTART_BUDGET_MS = 10_000;
 /** No new cycle starts after this much time, so the whole test stays far below its timeout. */
 const CYCLES_BUDGET_MS = 40_000;
 const TEST_TIMEOUT_MS = 60_000;

@@ -110,17 +110,6 @@ describe('HTTP server over real sockets', () => {
   }
 
   describe('request head limits', () => {
-    it('returns 431 headers-too-large for headers over 16 KiB', async () => {
-      const port = await listen();
-      const response = await send(
-        port,
-        `GET /api/todos HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
-      );
-      expect(response.status).toBe(431);
-      expect(problemOf(response).code).toBe('headers-too-large');
-      expect(response.headers.connection).toBe('close');
-    });
-
     it('accepts headers just under 16 KiB', async () => {
       const port = await listen();
       const response = await send(
@@ -152,87 +141,7 @@ describe('HTTP server over real sockets', () => {
     });
   });
 
-  describe('timeouts against slow clients', () => {
-    const TIMEOUTS = { REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1000' };
-
-    it('returns 408 to a slow body while another connection is still served', async () => {
-      const port = await listen(TIMEOUTS);
-      const head =
-        'POST /api/todos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-        'Content-Length: 100\r\n\r\n';
-      const slow = rawExchange(
-        port,
-        (socket) => {
-          socket.write(head + '{');
-          let sent = 1;
-          const drip = setInterval(() => {
-            if (socket.destroyed || sent >= 99) {
-              clearInterval(drip);
-              return;
-            }
-            socket.write(' ');
-            sent++;
-          }, 200);
-          timers.add(drip);
-        },
-        6000,
-      );
-
-      // While the slow client trickles, a normal request on its own connection succeeds.
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      const normal = await fetch(`http://127.0.0.1:${port}/api/todos`);
-      expect(normal.status).toBe(200);
-
-      const response = await slow;
-      expect(response.status).toBe(408);
-      expect(problemOf(response).code).toBe('request-timeout');
-      expect(response.elapsedMs).toBeLessThan(3000);
-      expect(response.elapsedMs).toBeGreaterThanOrEqual(900);
-      expect(await todoCount()).toBe(0);
-    });
-
-    it('returns 408 to a client that never finishes its headers', async () => {
-      const port = await listen(TIMEOUTS);
-      const response = await rawExchange(
-        port,
-        (socket) => {
-          socket.write('GET /api/todos HTTP/1.1\r\nHost: x\r\n');
-          let sent = 0;
-          const drip = setInterval(() => {
-            if (socket.destroyed || sent >= 30) {
-              clearInterval(drip);
-              return;
-            }
-            socket.write(`X-Slow-${sent}: 1\r\n`);
-            sent++;
-          }, 200);
-          timers.add(drip);
-        },
-        6000,
-      );
-      expect(response.status).toBe(408);
-      expect(problemOf(response).code).toBe('request-timeout');
-      expect(response.elapsedMs).toBeLessThan(3000);
-    });
-  });
-
   describe('request framing', () => {
-    it('returns 413 for a chunked body over the limit without Content-Length', async () => {
-      const port = await listen();
-      const json = `{"title":"${'x'.repeat(70 * 1024)}"}`;
-      const chunks = [json.slice(0, 40_000), json.slice(40_000)]
-        .map((chunk) => `${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`)
-        .join('');
-      const response = await send(
-        port,
-        'POST /api/todos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-          `Transfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`,
-      );
-      expect(response.status).toBe(413);
-      expect(problemOf(response).code).toBe('payload-too-large');
-      expect(await todoCount()).toBe(0);
-    });
-
     it('accepts a small chunked body without Content-Length', async () => {
       const port = await listen();
       const json = '{"title":"chunked"}';
@@ -244,34 +153,6 @@ describe('HTTP server over real sockets', () => {
       );
       expect(response.status).toBe(201);
       expect(await todoCount()).toBe(1);
-    });
-
-    it('returns 400 and processes nothing for Content-Length with Transfer-Encoding', async () => {
-      const port = await listen();
-      const json = '{"title":"smuggled"}';
-      const response = await send(
-        port,
-        'POST /api/todos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-          `Content-Length: ${json.length}\r\nTransfer-Encoding: chunked\r\n\r\n` +
-          `${json.length.toString(16)}\r\n${json}\r\n0\r\n\r\n`,
-      );
-      expect(response.status).toBe(400);
-      expect(problemOf(response).code).toBe('malformed-request');
-      expect(response.headers.connection).toBe('close');
-      expect(await todoCount()).toBe(0);
-    });
-
-    it('returns 400 and processes nothing for a duplicate Content-Length', async () => {
-      const port = await listen();
-      const json = '{"title":"twice"}';
-      const response = await send(
-        port,
-        'POST /api/todos HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
-          `Content-Length: ${json.length}\r\nContent-Length: ${json.length}\r\n\r\n${json}`,
-      );
-      expect(response.status).toBe(400);
-      expect(problemOf(response).code).toBe('malformed-request');
-      expect(await todoCount()).toBe(0);
     });
 
     it('returns 400 for a request line that is not HTTP', async () => {

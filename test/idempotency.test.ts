@@ -72,7 +72,7 @@ async function fingerprintOf(payload: Record<string, unknown>): Promise<string> 
 /** Stores a claim as a first attempt still running (or abandoned) would leave it. */
 async function claim(scope: IdempotencyScope, fingerprint: string, lockedUntil: Date) {
   await t.database.writeTransaction((trx) =>
-    idempotencyRepository.claim(trx, scope, {
+    idempotencyRepository.claimNew(trx, scope, {
       fingerprint,
       lockedUntil: lockedUntil.toISOString(),
       createdAt: clock.toISOString(),

@@ -6,15 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase } from '../src/db/create-database.js';
 import type { Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
-import { parseFilter, parseSort } from '../src/todos/todo-list-query.js';
-import {
-  SORT_FIELDS,
-  TODO_PRIORITIES,
-  TODO_STATUSES,
-  type ListFiltersQuery,
-} from '../src/todos/todo.schemas.js';
+import { parseFilter } from '../src/todos/todo-list-query.js';
+import { SORT_FIELDS, type ListFiltersQuery } from '../src/todos/todo.schemas.js';
 import type { TodoRow } from '../src/todos/todo.table.js';
 import { todosRepository as repository } from '../src/todos/todos.repository.js';
+import {
+  FILTERS,
+  LEADS_WITH,
+  NOW,
+  OWNER,
+  SORT_INDEX,
+  listQuery as listQueryOf,
+  sampleRow,
+  seed,
+} from './helpers/list-query-plans.js';
 
 /**
  * Every list query the API can issue must be served by an index: EXPLAIN QUERY PLAN of the exact
@@ -22,102 +27,6 @@ import { todosRepository as repository } from '../src/todos/todos.repository.js'
  * of `todos` — and, for lists, never a temporary B-tree to sort them. Checked on a seeded
  * database, once without statistics and once after ANALYZE.
  */
-
-const OWNER = 'owner-a';
-const NOW = new Date('2026-03-01T12:00:00.000Z');
-const LIMIT = 51;
-
-/** Each filter alone, as the query string spells it. */
-const FILTERS: Readonly<Record<string, ListFiltersQuery>> = {
-  'no filter': {},
-  'status=open': { status: 'open' },
-  'status=open,blocked': { status: 'open,blocked' },
-  'completed=true': { completed: 'true' },
-  'completed=false': { completed: 'false' },
-  'priority=high': { priority: 'high' },
-  'priority=high,urgent': { priority: 'high,urgent' },
-  'labels=work': { labels: 'work' },
-  'labels=work,home': { labels: 'work,home' },
-  'labels_any=work,rare': { labels_any: 'work,rare' },
-  'due_before=2026-02-01': { due_before: '2026-02-01' },
-  'due_after=2026-02-01': { due_after: '2026-02-01' },
-  'overdue=true': { overdue: 'true' },
-  'overdue=false': { overdue: 'false' },
-  'created_after=…': { created_after: '2025-06-01T00:00:00Z' },
-  'created_before=…': { created_before: '2025-01-02T00:00:00Z' },
-  'updated_since=…': { updated_since: '2025-12-01T00:00:00Z' },
-  'q=milk': { q: 'milk' },
-  'q=two words': { q: 'buy mil' },
-};
-
-/** The index that serves each single sort key (both directions: one walks it backwards). */
-const SORT_INDEX: Readonly<Record<string, string>> = {
-  order: 'todos_owner_position',
-  '-order': 'todos_owner_position',
-  created_at: 'todos_owner_created',
-  '-created_at': 'todos_owner_created',
-  updated_at: 'todos_owner_updated',
-  '-updated_at': 'todos_owner_updated',
-  due_at: 'todos_owner_due_asc',
-  '-due_at': 'todos_owner_due_desc',
-  priority: 'todos_owner_priority',
-  '-priority': 'todos_owner_priority',
-  title: 'todos_owner_title',
-  '-title': 'todos_owner_title',
-  status: 'todos_owner_status_rank',
-  '-status': 'todos_owner_status_rank',
-};
-
-/** Composite indexes (migration 0007) that also lead with a sort key. */
-const LEADS_WITH: Readonly<Record<string, readonly string[]>> = {
-  priority: ['todos_owner_priority_due', 'todos_owner_urgent_due'],
-  '-priority': ['todos_owner_priority_due', 'todos_owner_urgent_due'],
-};
-
-const WORDS = ['buy', 'milk', 'call', 'mom', 'write', 'report', 'café', 'fix', 'bike', 'plan'];
-const LABELS = ['work', 'home', 'errands', 'Later', 'rare'];
-
-/** A small deterministic generator, so that the seeded data is the same on every run. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-}
-
-async function seed(database: Database, owners: number): Promise<void> {
-  const next = random(42);
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
-  await database.writeTransaction(async (trx) => {
-    for (let i = 0; i < 4000; i++) {
-      const created = new Date(Date.UTC(2025, 0, 1) + i * 3_600_000).toISOString();
-      const due = next();
-      const labels = LABELS.filter((label) => next() < (label === 'rare' ? 0.01 : 0.3));
-      await repository.insert(trx, {
-        id: `00000000-0000-7000-8000-${String(i).padStart(12, '0')}`,
-        owner_id: i % owners === 0 ? OWNER : `owner-${i % owners}`,
-        title: `${pick(WORDS)} ${pick(WORDS)} ${i}`,
-        description: next() < 0.5 ? null : `${pick(WORDS)} ${pick(WORDS)}`,
-        status: pick(TODO_STATUSES),
-        priority: pick(TODO_PRIORITIES),
-        position: Math.floor(next() * 100_000),
-        labels: JSON.stringify(labels),
-        due_date:
-          due < 0.3 ? `2026-0${1 + Math.floor(next() * 6)}-1${Math.floor(next() * 9)}` : null,
-        due_at:
-          due > 0.6
-            ? new Date(Date.UTC(2026, 0, 1) + Math.floor(next() * 1e10)).toISOString()
-            : null,
-        metadata: '{}',
-        version: 1,
-        completed_at: null,
-        created_at: created,
-        updated_at: created,
-      });
-    }
-  });
-}
 
 describe.each([
   ['without statistics', 4, false],
@@ -135,14 +44,7 @@ describe.each([
     await migrateToLatest(database.db);
     await seed(database, owners);
     if (analyze) await database.db.executeQuery(CompiledQuery.raw('analyze'));
-    sample = await database.db
-      .selectFrom('todos')
-      .selectAll()
-      .where('owner_id', '=', OWNER)
-      .orderBy('id')
-      .offset(500)
-      .limit(1)
-      .executeTakeFirstOrThrow();
+    sample = await sampleRow(database);
   });
   afterAll(async () => {
     await database.close();
@@ -176,13 +78,7 @@ describe.each([
   }
 
   function listQuery(filter: ListFiltersQuery, sort: string | undefined, page: 1 | 2) {
-    const sortKeys = parseSort(sort);
-    return repository.listQuery(database.db, OWNER, {
-      filter: parseFilter(filter, NOW),
-      sort: sortKeys,
-      after: page === 2 ? repository.keysetOf(sample, sortKeys) : undefined,
-      limit: LIMIT,
-    });
+    return listQueryOf(database, sample, filter, sort, page);
   }
 
   it('walks todos_owner_order for the default list, first and later pages', async () => {

@@ -1,24 +1,44 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createDatabase } from '../src/db/create-database.js';
 import { spawnServer, type ServerProcess } from './helpers/spawn-server.js';
+import {
+  TEST_DIALECT,
+  createTestDatabase,
+  tableNames,
+  type TestDatabase,
+} from './helpers/test-database.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 const children: ServerProcess[] = [];
-const directories: string[] = [];
+const databases: TestDatabase[] = [];
 const sockets: Socket[] = [];
 const servers: Server[] = [];
 
-function tempDirectory(): string {
-  const directory = mkdtempSync(join(tmpdir(), 'todo-api-lifecycle-'));
-  directories.push(directory);
-  return directory;
+async function testDatabase(): Promise<TestDatabase> {
+  const database = await createTestDatabase('todo-api-lifecycle-');
+  databases.push(database);
+  return database;
+}
+
+/** The server never opened the database: no SQLite file, or no table in the schema. */
+async function expectUntouched(database: TestDatabase): Promise<void> {
+  if (database.directory !== undefined) {
+    expect(existsSync(join(database.directory, 'todos.db'))).toBe(false);
+    return;
+  }
+  const opened = createDatabase(database.url);
+  try {
+    expect(await tableNames(opened.db)).toEqual([]);
+  } finally {
+    await opened.close();
+  }
 }
 
 async function start(env: Readonly<Record<string, string>>): Promise<ServerProcess> {
@@ -97,16 +117,16 @@ afterEach(async () => {
       await within(child.exited, 5000, 'killing the server');
     }
   }
-  for (const directory of directories.splice(0)) {
-    rmSync(directory, { recursive: true, force: true });
-  }
+  for (const database of databases.splice(0)) await database.drop();
 });
 
 describe('graceful shutdown', () => {
   it('finishes a request in flight at SIGTERM, exits 0 and checkpoints the WAL', async () => {
-    const directory = tempDirectory();
-    const databasePath = join(directory, 'todos.db');
-    const env = { DATABASE_URL: `sqlite:${databasePath}` };
+    const database = await testDatabase();
+    // SQLite only: the WAL file beside the database, which a clean stop folds back.
+    const wal =
+      database.directory === undefined ? undefined : join(database.directory, 'todos.db-wal');
+    const env = { DATABASE_URL: database.url };
     const server = await start(env);
     const port = Number(new URL(server.baseUrl).port);
 
@@ -116,7 +136,7 @@ describe('graceful shutdown', () => {
       body: JSON.stringify({ title: 'before' }),
     });
     expect(before.status).toBe(201);
-    expect(statSync(`${databasePath}-wal`).size).toBeGreaterThan(0);
+    if (wal !== undefined) expect(statSync(wal).size).toBeGreaterThan(0);
 
     // A request whose body is only half sent when the signal arrives.
     const body = JSON.stringify({ title: 'in flight' });
@@ -150,8 +170,7 @@ describe('graceful shutdown', () => {
     const code = await within(server.exited, 10_000 - (Date.now() - signalledAt), 'exiting');
     expect(code).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(10_000);
-    const wal = `${databasePath}-wal`;
-    expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
+    if (wal !== undefined) expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
 
     // Both acknowledged writes survive a restart.
     const restarted = await start(env);
@@ -162,8 +181,8 @@ describe('graceful shutdown', () => {
   }, 60_000);
 
   it('exits 0 promptly on SIGINT when idle', async () => {
-    const directory = tempDirectory();
-    const server = await start({ DATABASE_URL: `sqlite:${join(directory, 'todos.db')}` });
+    const database = await testDatabase();
+    const server = await start({ DATABASE_URL: database.url });
     const stoppedAt = Date.now();
     expect(await within(server.stop('SIGINT'), 10_000, 'exiting')).toBe(0);
     expect(Date.now() - stoppedAt).toBeLessThan(5000);
@@ -172,26 +191,20 @@ describe('graceful shutdown', () => {
 
 describe('startup', () => {
   it('refuses PORT=abc with exit code 1 and one line naming PORT', async () => {
-    const directory = tempDirectory();
-    const result = await runToExit({
-      PORT: 'abc',
-      DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
-    });
+    const database = await testDatabase();
+    const result = await runToExit({ PORT: 'abc', DATABASE_URL: database.url });
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/\bPORT\b/);
     expect(lines[0]).toContain('abc');
     expect(result.stdout).toBe('');
-    expect(existsSync(join(directory, 'todos.db'))).toBe(false);
+    await expectUntouched(database);
   }, 30_000);
 
   it('requires a token on HOST=0.0.0.0 by default, while health stays public', async () => {
-    const directory = tempDirectory();
-    const server = await start({
-      HOST: '0.0.0.0',
-      DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
-    });
+    const database = await testDatabase();
+    const server = await start({ HOST: '0.0.0.0', DATABASE_URL: database.url });
     expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
     const response = await fetch(`${server.baseUrl}/api/todos`);
     expect(response.status).toBe(401);
@@ -200,22 +213,19 @@ describe('startup', () => {
   }, 30_000);
 
   it('refuses an unknown AUTH_MODE', async () => {
-    const directory = tempDirectory();
-    const result = await runToExit({
-      AUTH_MODE: 'none',
-      DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
-    });
+    const database = await testDatabase();
+    const result = await runToExit({ AUTH_MODE: 'none', DATABASE_URL: database.url });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/\bAUTH_MODE\b/);
   }, 30_000);
 
   it('starts on HOST=0.0.0.0 with AUTH_MODE=anonymous and logs a warning', async () => {
-    const directory = tempDirectory();
+    const database = await testDatabase();
     const server = await start({
       HOST: '0.0.0.0',
       AUTH_MODE: 'anonymous',
-      DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
+      DATABASE_URL: database.url,
     });
     const response = await fetch(`${server.baseUrl}/readyz`);
     expect(response.status).toBe(200);
@@ -228,24 +238,28 @@ describe('startup', () => {
     expect(warning?.level).toBe(40);
   }, 30_000);
 
-  it('creates the SQLite file and its directories on first start', async () => {
-    const directory = tempDirectory();
-    const databasePath = join(directory, 'nested', 'deeper', 'todos.db');
-    expect(existsSync(join(directory, 'nested'))).toBe(false);
-    const server = await start({ DATABASE_URL: `sqlite:${databasePath}` });
-    expect(existsSync(databasePath)).toBe(true);
-    const created = await fetch(`${server.baseUrl}/api/todos`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ title: 'first' }),
-    });
-    expect(created.status).toBe(201);
-    expect(await within(server.stop(), 10_000, 'stopping')).toBe(0);
-    expect(statSync(databasePath).size).toBeGreaterThan(0);
-  }, 30_000);
+  it.runIf(TEST_DIALECT === 'sqlite')(
+    'creates the SQLite file and its directories on first start',
+    async () => {
+      const directory = (await testDatabase()).directory ?? '';
+      const databasePath = join(directory, 'nested', 'deeper', 'todos.db');
+      expect(existsSync(join(directory, 'nested'))).toBe(false);
+      const server = await start({ DATABASE_URL: `sqlite:${databasePath}` });
+      expect(existsSync(databasePath)).toBe(true);
+      const created = await fetch(`${server.baseUrl}/api/todos`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'first' }),
+      });
+      expect(created.status).toBe(201);
+      expect(await within(server.stop(), 10_000, 'stopping')).toBe(0);
+      expect(statSync(databasePath).size).toBeGreaterThan(0);
+    },
+    30_000,
+  );
 
   it('exits 1 when the port is already taken', async () => {
-    const directory = tempDirectory();
+    const database = await testDatabase();
     const blocker = createServer();
     servers.push(blocker);
     blocker.listen(0, '127.0.0.1');
@@ -253,7 +267,7 @@ describe('startup', () => {
     const port = (blocker.address() as AddressInfo).port;
     const result = await runToExit({
       PORT: String(port),
-      DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
+      DATABASE_URL: database.url,
     });
     expect(result.code).toBe(1);
     expect(result.stdout + result.stderr).toMatch(/EADDRINUSE|could not start listening/);

@@ -6,12 +6,10 @@
  * CORS preflight a browser would send from www.todobackend.com, accepts any 2xx, and parses
  * bodies with `JSON.parse`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { assertMatchesOpenApi, type OpenApiDocument } from './helpers/openapi-contract.js';
 import { spawnServer, type ServerProcess } from './helpers/spawn-server.js';
+import { createTestDatabase, type TestDatabase } from './helpers/test-database.js';
 
 const ORIGIN = 'http://www.todobackend.com';
 /** Bounds every request, so that a hung server fails the case instead of the whole run. */
@@ -27,7 +25,7 @@ interface Todo {
 }
 
 let server: ServerProcess;
-let directory: string;
+let database: TestDatabase;
 let apiRoot: string;
 /** The server's own OpenAPI document: every answer below must match it. */
 let document: OpenApiDocument;
@@ -118,10 +116,10 @@ async function deleteRoot(): Promise<void> {
 }
 
 beforeAll(async () => {
-  directory = mkdtempSync(join(tmpdir(), 'todo-backend-'));
+  database = await createTestDatabase('todo-backend-');
   server = await spawnServer({
     AUTH_MODE: 'anonymous',
-    DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
+    DATABASE_URL: database.url,
     PUBLIC_BASE_URL: '',
   });
   apiRoot = `${server.baseUrl}/api/todos`;
@@ -130,7 +128,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.stop();
-  rmSync(directory, { recursive: true, force: true });
+  await database.drop();
 });
 
 describe('Todo-Backend API residing at <apiRoot> (/api/todos, anonymous mode)', () => {

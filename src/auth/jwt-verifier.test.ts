@@ -267,6 +267,8 @@ describe('createJwtVerifier: rejected tokens', () => {
     ['a wrong aud', { aud: 'https://other-api.test' }],
     ['no sub', { sub: undefined }],
     ['an empty sub', { sub: '' }],
+    ['a sub with a NUL', { sub: 'alice\u0000' }],
+    ['a sub with a line break', { sub: 'alice\nbob' }],
     ['a sub that is not a string', { sub: 42 }],
     ['no exp', { exp: undefined }],
   ])('rejects a token with %s', async (_case, claims) => {

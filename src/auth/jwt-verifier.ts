@@ -31,6 +31,9 @@ const CACHE_MAX_AGE_MS = 10 * 60_000;
 const MAX_KEY_STALENESS_MS = 24 * 60 * 60_000;
 /** OpenID Connect Core §2 caps `sub` at 255 ASCII characters; it becomes a stored owner id. */
 const MAX_SUBJECT_LENGTH = 255;
+/** Refused in `sub`: no database text column may hold NUL, and none belongs in an owner id. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
 const NOT_VALID = 'The token is not valid.';
 
@@ -60,7 +63,12 @@ export function createJwtVerifier(config: JwtConfig): TokenVerifier {
         throw rejection(error);
       }
       const { sub } = payload;
-      if (typeof sub !== 'string' || sub.length === 0 || sub.length > MAX_SUBJECT_LENGTH) {
+      if (
+        typeof sub !== 'string' ||
+        sub.length === 0 ||
+        sub.length > MAX_SUBJECT_LENGTH ||
+        CONTROL_CHARACTER.test(sub)
+      ) {
         throw invalidToken(NOT_VALID);
       }
       // jose has checked that `iss` equals the configured issuer.

@@ -4,11 +4,73 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  TEST_DIALECT,
+  createTestDatabase,
+  type TestDatabase,
+} from '../../test/helpers/test-database.js';
 import { createDatabase } from './create-database.js';
 import type { Database } from './database.js';
 import { migrateToLatest } from './migrator.js';
 
-describe('createDatabase (SQLite)', () => {
+describe('createDatabase', () => {
+  let testDatabase: TestDatabase;
+  let database: Database;
+
+  beforeEach(async () => {
+    testDatabase = await createTestDatabase('todo-api-db-');
+    database = createDatabase(testDatabase.url);
+    await migrateToLatest(database.db);
+  });
+  afterEach(async () => {
+    await database.close();
+    await testDatabase.drop();
+  });
+
+  it('opens the dialect its URL names', () => {
+    expect(database.dialect).toBe(TEST_DIALECT);
+  });
+
+  it('rolls the whole transaction back when the work fails', async () => {
+    const insert = (trx: Database['db'], id: string) =>
+      trx.insertInto('settings').values({ key: id, value: 'x' }).execute();
+    await expect(
+      database.writeTransaction(async (trx) => {
+        await insert(trx, 'first');
+        await insert(trx, 'first');
+      }),
+    ).rejects.toThrow();
+    const rows = await database.db
+      .selectFrom('settings')
+      .selectAll()
+      .where('key', '=', 'first')
+      .execute();
+    expect(rows).toEqual([]);
+  });
+});
+
+describe.runIf(TEST_DIALECT === 'postgres')('createDatabase (PostgreSQL)', () => {
+  let testDatabase: TestDatabase;
+  let database: Database;
+
+  beforeEach(async () => {
+    testDatabase = await createTestDatabase();
+    database = createDatabase(testDatabase.url);
+  });
+  afterEach(async () => {
+    await database.close();
+    await testDatabase.drop();
+  });
+
+  it('bounds every statement on the server, and names the service in pg_stat_activity', async () => {
+    const { rows } = await sql<{ timeout: string; name: string }>`
+      select current_setting('statement_timeout') as timeout,
+             current_setting('application_name') as name`.execute(database.db);
+    expect(rows).toEqual([{ timeout: '10s', name: 'todo-api' }]);
+  });
+});
+
+describe.runIf(TEST_DIALECT === 'sqlite')('createDatabase (SQLite)', () => {
   let directory: string;
   let path: string;
   let database: Database;
@@ -52,23 +114,6 @@ describe('createDatabase (SQLite)', () => {
     } finally {
       other.close();
     }
-  });
-
-  it('rolls the whole transaction back when the work fails', async () => {
-    const insert = (trx: Database['db'], id: string) =>
-      trx.insertInto('settings').values({ key: id, value: 'x' }).execute();
-    await expect(
-      database.writeTransaction(async (trx) => {
-        await insert(trx, 'first');
-        await insert(trx, 'first');
-      }),
-    ).rejects.toThrow();
-    const rows = await database.db
-      .selectFrom('settings')
-      .selectAll()
-      .where('key', '=', 'first')
-      .execute();
-    expect(rows).toEqual([]);
   });
 
   it('checkpoints the WAL into the main file on close', async () => {

@@ -1,107 +1,14 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
-import {
-  CompiledQuery,
-  Kysely,
-  SqliteDialect,
-  SqliteDriver,
-  type DatabaseConnection,
-  type Driver,
-  type SqliteDialectConfig,
-} from 'kysely';
-import type { Database, Db, Tables } from './database.js';
-import { createGroupCommit } from './group-commit.js';
+import type { Database } from './database.js';
+import { createPostgresDatabase, type PostgresOptions } from './postgres-database.js';
+import { createSqliteDatabase } from './sqlite-database.js';
 
-/** How long a connection waits for another process's write lock before SQLITE_BUSY. */
-const BUSY_TIMEOUT_MS = 5000;
-
-/**
- * Every transaction is a write transaction taken up front: a deferred transaction that reads
- * and then writes can fail with SQLITE_BUSY_SNAPSHOT when another process wrote in between.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
+export function isPostgresUrl(databaseUrl: string): boolean {
+  return /^postgres(ql)?:\/\//.test(databaseUrl);
 }
 
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: SqliteDialectConfig;
-
-  constructor(config: SqliteDialectConfig) {
-    super(config);
-    this.#config = config;
-  }
-
-  override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
-  }
-}
-
-/** Prepared statements kept for reuse; the API issues a few dozen distinct SQL texts. */
-const STATEMENT_CACHE_SIZE = 256;
-
-/**
- * better-sqlite3 as Kysely sees it, with prepared statements reused by SQL text (least recently
- * used evicted). Kysely prepares every query afresh, which profiling showed to be the largest
- * single cost of a GET.
- */
-function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
-  const statements = new Map<string, SqliteDatabase.Statement>();
-  return {
-    close: () => sqlite.close(),
-    prepare(sql: string) {
-      let statement = statements.get(sql);
-      if (statement) {
-        statements.delete(sql);
-      } else {
-        statement = sqlite.prepare(sql);
-        if (statements.size >= STATEMENT_CACHE_SIZE) {
-          const oldest = statements.keys().next();
-          if (!oldest.done) statements.delete(oldest.value);
-        }
-      }
-      statements.set(sql, statement);
-      return statement;
-    },
-  };
-}
-
-/** The file path of a `sqlite:<path>` URL, resolved against the working directory. */
-export function sqlitePath(databaseUrl: string): string {
-  const path = databaseUrl.slice('sqlite:'.length);
-  return path === ':memory:' ? path : resolve(path);
-}
-
-/**
- * Opens the database named by `databaseUrl`. This module is the only one that knows which
- * driver sits underneath.
- */
-export function createDatabase(databaseUrl: string): Database {
-  const path = sqlitePath(databaseUrl);
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const sqlite = new SqliteDatabase(path, { timeout: BUSY_TIMEOUT_MS });
-  // WAL lets readers proceed during a write; synchronous=FULL fsyncs the WAL on every commit,
-  // so an acknowledged write survives power loss, not just a process crash.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-
-  const db: Db = new Kysely<Tables>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
-  });
-
-  return {
-    db,
-    writeTransaction: createGroupCommit(db),
-    ping: async () => {
-      await db.executeQuery(CompiledQuery.raw('select 1'));
-    },
-    close: async () => {
-      // Folds the WAL back into the main file so a stopped service leaves one file behind.
-      if (sqlite.open) sqlite.pragma('wal_checkpoint(TRUNCATE)');
-      await db.destroy();
-    },
-  };
+/** Opens the database `DATABASE_URL` names: `sqlite:<path>` or `postgres://…`. */
+export function createDatabase(databaseUrl: string, options: PostgresOptions = {}): Database {
+  return isPostgresUrl(databaseUrl)
+    ? createPostgresDatabase(databaseUrl, options)
+    : createSqliteDatabase(databaseUrl);
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Dialect } from './dialect.js';
 import type { ApiKeyTable } from '../auth/api-key.table.js';
 import type { IdempotencyKeyTable } from '../idempotency/idempotency-key.table.js';
 import type { OwnerUsageTable } from '../todos/owner-usage.table.js';
@@ -25,6 +26,7 @@ export type Db = Kysely<Tables>;
 /** An open database with what the service needs to run and stop it. */
 export interface Database {
   readonly db: Db;
+  readonly dialect: Dialect;
   /**
    * Runs `work` in a write transaction taken up front (`BEGIN IMMEDIATE` on SQLite) and settles
    * once its outcome is durable. Writes that arrive together share one commit (group commit),

@@ -1,5 +1,6 @@
 import { Migrator, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/helpers/test-database.js';
 import { parseFilter, parseSort } from '../todos/todo-list-query.js';
 import { todosRepository } from '../todos/todos.repository.js';
 import { createDatabase } from './create-database.js';
@@ -7,7 +8,7 @@ import type { Database } from './database.js';
 import * as createTodos from './migrations/0001-create-todos.js';
 import * as createIdempotencyKeys from './migrations/0002-create-idempotency-keys.js';
 import * as createSettings from './migrations/0003-create-settings.js';
-import { migrateToLatest } from './migrator.js';
+import { migrateToLatest, migrationTableSchema } from './migrator.js';
 
 /** Todos stored by 0.1.0, before the list keys, label rows and search index existed. */
 const OLD_TODOS = Array.from({ length: 1200 }, (_, i) => ({
@@ -29,12 +30,15 @@ const OLD_TODOS = Array.from({ length: 1200 }, (_, i) => ({
 }));
 
 describe('migrations from 0.1.0', () => {
+  let testDatabase: TestDatabase;
   let database: Database;
 
   beforeEach(async () => {
-    database = createDatabase('sqlite::memory:');
+    testDatabase = await createTestDatabase('todo-api-migrations-');
+    database = createDatabase(testDatabase.url);
     const v010 = new Migrator({
       db: database.db,
+      migrationTableSchema: await migrationTableSchema(database.db),
       provider: {
         getMigrations: () =>
           Promise.resolve({
@@ -55,6 +59,7 @@ describe('migrations from 0.1.0', () => {
   });
   afterEach(async () => {
     await database.close();
+    await testDatabase.drop();
   });
 
   async function titles(query: Parameters<typeof parseFilter>[0], sort?: string) {

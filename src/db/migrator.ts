@@ -1,5 +1,6 @@
-import { Migrator, type Migration, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationResult } from 'kysely';
 import type { Db } from './database.js';
+import { dialectOf } from './dialect.js';
 import * as createTodos from './migrations/0001-create-todos.js';
 import * as createIdempotencyKeys from './migrations/0002-create-idempotency-keys.js';
 import * as createSettings from './migrations/0003-create-settings.js';
@@ -23,11 +24,26 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009-create-owner-usage': createOwnerUsage,
 };
 
+/**
+ * Where Kysely keeps its migration tables: on PostgreSQL, the schema the connection's
+ * `search_path` resolves to. Unless told one, Kysely takes a `kysely_migration` table in any
+ * schema it can see for ours, so a second service (or test run) in the same database would skip
+ * creating its own and fail.
+ */
+export async function migrationTableSchema(db: Db): Promise<string | undefined> {
+  if (dialectOf(db) !== 'postgres') return undefined;
+  const { rows } = await sql<{
+    schema: string | null;
+  }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
+}
+
 /** Applies every pending migration; throws if one fails (it is rolled back). */
 export async function migrateToLatest(db: Db): Promise<readonly MigrationResult[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+    migrationTableSchema: await migrationTableSchema(db),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from './app-error.js';
 import { PROBLEM_MEDIA_TYPE, problemDocument } from './problem.js';
+import { databaseTroubleOf } from '../db/database-errors.js';
 import { PROBLEM_CODES, type ProblemCode } from './problem-codes.js';
 import { toFieldErrors } from './validation.js';
 
@@ -80,11 +81,6 @@ function validationProblem(error: FastifyError): AppError {
   }
 }
 
-function isSqliteBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
-
 /** Maps anything thrown while handling a request to the problem the client will see. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
@@ -95,10 +91,20 @@ export function toAppError(error: unknown): AppError {
   if (fastifyError.statusCode === 413) {
     return new AppError('payload-too-large', 'The request body exceeds the size limit.');
   }
-  if (fastifyError.statusCode === 503 || isSqliteBusy(error)) {
-    return new AppError('unavailable', 'The service is busy; retry shortly.', {
-      headers: { 'retry-after': '1' },
+  const trouble = databaseTroubleOf(error);
+  if (trouble === 'storage-full') {
+    return new AppError('insufficient-storage', 'The service is out of storage; retry later.', {
+      headers: { 'retry-after': '30' },
     });
+  }
+  if (fastifyError.statusCode === 503 || trouble === 'unavailable') {
+    return new AppError(
+      'unavailable',
+      'The service is busy or its database unreachable; retry shortly.',
+      {
+        headers: { 'retry-after': '1' },
+      },
+    );
   }
   return new AppError('internal', 'The server failed to handle this request.');
 }

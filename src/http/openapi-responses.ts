@@ -49,6 +49,7 @@ export const COMMON_PROBLEMS: readonly ProblemCode[] = [
   'rate-limited',
   'internal',
   'unavailable',
+  'insufficient-storage',
 ];
 
 /** Problems of routes that serve an owner's data (every route whose scope is not public). */
@@ -85,7 +86,7 @@ export function problemResponses(codes: readonly ProblemCode[]) {
     responses[status] = {
       description: `Problem (RFC 9457). Codes: ${statusCodes.map((code) => `\`${code}\``).join(', ')}; each is documented at /problems/{code}.`,
       ...(status === 405 ? { headers: { Allow: header('Methods this path supports.') } } : {}),
-      ...(status === 503 || status === 409 || status === 429
+      ...(status === 503 || status === 507 || status === 409 || status === 429
         ? { headers: { 'Retry-After': header('Seconds to wait before retrying.') } }
         : {}),
       ...(status === 401 || status === 403

@@ -156,6 +156,12 @@ export const PROBLEM_CODES = {
     description:
       'The service is shutting down or its database is busy or unreachable. Retry after the `Retry-After` delay.',
   },
+  'insufficient-storage': {
+    status: 507,
+    title: 'Insufficient storage',
+    description:
+      'The database has no room left to store the change; nothing was written. Reads keep working. Retry after the `Retry-After` delay; the operator has been alerted by the logs.',
+  },
 } as const satisfies Record<string, { status: number; title: string; description: string }>;
 
 export type ProblemCode = keyof typeof PROBLEM_CODES;

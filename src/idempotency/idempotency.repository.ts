@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/database.js';
+import { dialectOf } from '../db/dialect.js';
 import type { IdempotencyKeyTable } from './idempotency-key.table.js';
 
 /** Identifies one key: keys are scoped per owner, method and path. */
@@ -21,44 +22,55 @@ function whereScope(scope: IdempotencyScope) {
   } as const;
 }
 
+export interface Claim {
+  readonly fingerprint: string;
+  readonly lockedUntil: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+function claimColumns(claim: Claim) {
+  return {
+    fingerprint: claim.fingerprint,
+    status_code: null,
+    headers: null,
+    body: null,
+    locked_until: claim.lockedUntil,
+    created_at: claim.createdAt,
+    expires_at: claim.expiresAt,
+  };
+}
+
 export const idempotencyRepository = {
-  find(db: Db, scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
-    return db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where((eb) => eb.and(whereScope(scope)))
+  /**
+   * Claims a key nobody holds; false when a record exists. Of concurrent first attempts exactly
+   * one inserts: on PostgreSQL the others wait for it to commit, then find its row.
+   */
+  async claimNew(db: Db, scope: IdempotencyScope, claim: Claim): Promise<boolean> {
+    const inserted = await db
+      .insertInto('idempotency_keys')
+      .values({ ...whereScope(scope), ...claimColumns(claim) })
+      .onConflict((oc) => oc.columns(['owner_id', 'method', 'path', 'key']).doNothing())
+      .returning('key')
       .executeTakeFirst();
+    return inserted !== undefined;
   },
 
-  /** Claims the key for a request that is starting, replacing an expired or abandoned record. */
-  async claim(
-    db: Db,
-    scope: IdempotencyScope,
-    claim: { fingerprint: string; lockedUntil: string; createdAt: string; expiresAt: string },
-  ): Promise<void> {
+  /** The existing record, locked until the end of the transaction (serialized on SQLite). */
+  findLocked(db: Db, scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
+    const query = db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where((eb) => eb.and(whereScope(scope)));
+    return (dialectOf(db) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  },
+
+  /** Takes over an expired or abandoned record, which the caller holds locked. */
+  async reclaim(db: Db, scope: IdempotencyScope, claim: Claim): Promise<void> {
     await db
-      .insertInto('idempotency_keys')
-      .values({
-        ...whereScope(scope),
-        fingerprint: claim.fingerprint,
-        status_code: null,
-        headers: null,
-        body: null,
-        locked_until: claim.lockedUntil,
-        created_at: claim.createdAt,
-        expires_at: claim.expiresAt,
-      })
-      .onConflict((oc) =>
-        oc.columns(['owner_id', 'method', 'path', 'key']).doUpdateSet({
-          fingerprint: claim.fingerprint,
-          status_code: null,
-          headers: null,
-          body: null,
-          locked_until: claim.lockedUntil,
-          created_at: claim.createdAt,
-          expires_at: claim.expiresAt,
-        }),
-      )
+      .updateTable('idempotency_keys')
+      .set(claimColumns(claim))
+      .where((eb) => eb.and(whereScope(scope)))
       .execute();
   },
 

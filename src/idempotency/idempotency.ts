@@ -65,8 +65,15 @@ export function createIdempotency(deps: {
     fingerprint: string,
   ): Promise<WriteResponse | undefined> {
     return database.writeTransaction(async (trx) => {
-      const existing = await repository.find(trx, scope);
       const at = now();
+      const claim = {
+        fingerprint,
+        lockedUntil: new Date(at.getTime() + CLAIM_LEASE_MS).toISOString(),
+        createdAt: at.toISOString(),
+        expiresAt: new Date(at.getTime() + ttlHours * 3_600_000).toISOString(),
+      };
+      if (await repository.claimNew(trx, scope, claim)) return undefined;
+      const existing = await repository.findLocked(trx, scope);
       const live = existing && existing.expires_at > at.toISOString() ? existing : undefined;
       if (live) {
         if (live.fingerprint !== fingerprint) {
@@ -90,12 +97,7 @@ export function createIdempotency(deps: {
           );
         }
       }
-      await repository.claim(trx, scope, {
-        fingerprint,
-        lockedUntil: new Date(at.getTime() + CLAIM_LEASE_MS).toISOString(),
-        createdAt: at.toISOString(),
-        expiresAt: new Date(at.getTime() + ttlHours * 3_600_000).toISOString(),
-      });
+      await repository.reclaim(trx, scope, claim);
       return undefined;
     });
   }

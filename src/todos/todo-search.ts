@@ -1,9 +1,9 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Dialect } from '../db/dialect.js';
 
 /**
- * The `q` filter on SQLite FTS5 — with migration 0006, the only code that knows FTS5. The
- * PostgreSQL port replaces this module (tsvector + `to_tsquery` with `:*` prefixes) and keeps
- * the semantics documented on `q`.
+ * The `q` filter — with migration 0006, the only code that knows full-text search: FTS5 on
+ * SQLite, a `tsvector` on PostgreSQL, with the semantics documented on `q` on both.
  */
 
 /** Characters the `unicode61` tokenizer keeps in words (its default: letters, digits, Co). */
@@ -18,13 +18,27 @@ const NOT_WORD = /[^\p{L}\p{N}\p{Co}]+/gu;
  * separated by spaces are ANDed.
  */
 export function ftsQuery(q: string): string | undefined {
-  const phrases = q
+  const phrases = phrasesOf(q).map((words) => `"${words.join(' ')}"*`);
+  return phrases.length === 0 ? undefined : phrases.join(' ');
+}
+
+/**
+ * The same query for PostgreSQL's `to_tsquery`: `e-mail` → `e <-> mail:*`, phrases joined by
+ * `&`. Only letters and digits remain, so nothing in user input can be tsquery syntax.
+ */
+export function tsQuery(q: string): string | undefined {
+  const phrases = phrasesOf(q).map((words) => `${words.join(' <-> ')}:*`);
+  return phrases.length === 0 ? undefined : phrases.join(' & ');
+}
+
+/** Each whitespace-separated word of `q` as its runs of letters and digits. */
+function phrasesOf(q: string): string[][] {
+  return q
     .normalize('NFC')
     .split(/\s+/u)
     .map((word) => word.replace(NOT_WORD, ' ').trim())
     .filter((phrase) => phrase !== '')
-    .map((phrase) => `"${phrase}"*`);
-  return phrases.length === 0 ? undefined : phrases.join(' ');
+    .map((phrase) => phrase.split(' '));
 }
 
 /**
@@ -33,11 +47,20 @@ export function ftsQuery(q: string): string | undefined {
  * the query from the match set by primary key, which would need a sort of every match; the
  * list instead walks its sort index and probes the match set, materialised once per query.
  */
-export function matchesSearch(q: string): Expression<SqlBool> {
+export function matchesSearch(q: string, dialect: Dialect): Expression<SqlBool> {
+  if (dialect === 'postgres') return matchesSearchPostgres(q);
   const query = ftsQuery(q);
   if (query === undefined) return sql<SqlBool>`1 = 0`;
   return sql<SqlBool>`+todos.id in (
     select k.todo_id from todos_fts f join todo_search_keys k on k.rowid = f.rowid
     where todos_fts match ${query}
   )`;
+}
+
+/** PostgreSQL: the GIN-indexed vector of migration 0006, queried with the same accent folding. */
+function matchesSearchPostgres(q: string): Expression<SqlBool> {
+  const query = tsQuery(q);
+  if (query === undefined) return sql<SqlBool>`1 = 0`;
+  return sql<SqlBool>`todos.search_vector @@ to_tsquery('simple',
+    public.unaccent('public.unaccent'::regdictionary, ${query}))`;
 }

@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Db, Tables } from '../db/database.js';
+import { dialectOf, type Dialect } from '../db/dialect.js';
 import { derivedKeys, labelKey, priorityRank } from './todo-keys.js';
 import type { SortKey, TodoFilter } from './todo-list-query.js';
 import { matchesSearch } from './todo-search.js';
@@ -86,8 +87,23 @@ const NUMERIC_COLUMNS: ReadonlySet<FilterColumn> = new Set([
   'status_rank',
 ]);
 
+/**
+ * Whether filters hide columns from the planner in `unindexed` forms. SQLite needs it (see
+ * `matching`). PostgreSQL weighs plans by column statistics, which an expression hides: it then
+ * expects a handful of matches and sorts all the owner's rows rather than walk the sort index
+ * (test/query-plans.postgres.test.ts).
+ */
+const HIDES_FILTER_COLUMNS: Readonly<Record<Dialect, boolean>> = { sqlite: true, postgres: false };
+
+/**
+ * Whether text can hold U+0000. PostgreSQL's cannot and refuses a parameter with one, so a
+ * label filter with one — which no stored label can match — must not reach it.
+ */
+const TEXT_HOLDS_NUL: Readonly<Record<Dialect, boolean>> = { sqlite: true, postgres: false };
+
 /** `column` in a form no index serves (see `matching`), comparing exactly as the column does. */
-function unindexed(column: FilterColumn) {
+function unindexed(column: FilterColumn, dialect: Dialect) {
+  if (!HIDES_FILTER_COLUMNS[dialect]) return sql`${sql.ref(column)}`;
   return NUMERIC_COLUMNS.has(column) ? sql`${sql.ref(column)} + 0` : sql`${sql.ref(column)} || ''`;
 }
 
@@ -104,6 +120,7 @@ type Eb = ExpressionBuilder<Tables, 'todos'>;
  */
 function matching(
   eb: Eb,
+  dialect: Dialect,
   ownerId: string,
   filter: TodoFilter,
   ordering?: readonly Ordering[],
@@ -112,7 +129,7 @@ function matching(
   const leading = ordering?.[0]?.column;
   /** The column as indexes may use it when `usable`, else in its unindexed form. */
   const ref = <T extends string | number>(column: FilterColumn, usable: boolean) =>
-    usable ? sql<T>`${sql.ref(column)}` : sql<T>`${unindexed(column)}`;
+    usable ? sql<T>`${sql.ref(column)}` : sql<T>`${unindexed(column, dialect)}`;
   const leads = (column: FilterColumn) => unordered || column === leading;
   // The status index continues with the default order, so it serves one status in that order.
   const statusIndexServes =
@@ -141,10 +158,14 @@ function matching(
     const usable = unordered || (priorities.length === 1 && leads('priority_rank'));
     conditions.push(eb(ref<number>('priority_rank', usable), 'in', priorities.map(priorityRank)));
   }
+  const storable = (key: string) => TEXT_HOLDS_NUL[dialect] || !key.includes('\0');
   for (const key of filter.allLabels ?? []) {
-    conditions.push(hasLabel(eb, ownerId, [key]));
+    conditions.push(storable(key) ? hasLabel(eb, ownerId, [key]) : sql<SqlBool>`1 = 0`);
   }
-  if (filter.anyLabels) conditions.push(hasLabel(eb, ownerId, filter.anyLabels));
+  if (filter.anyLabels) {
+    const keys = filter.anyLabels.filter(storable);
+    conditions.push(keys.length > 0 ? hasLabel(eb, ownerId, keys) : sql<SqlBool>`1 = 0`);
+  }
 
   // Due ranges compare one due key column with [lower, upper); missing dues fall outside.
   const dueBefore =
@@ -174,7 +195,7 @@ function matching(
   if (filter.updatedSince !== undefined) {
     conditions.push(eb(ref<string>('updated_at', leads('updated_at')), '>=', filter.updatedSince));
   }
-  if (filter.search !== undefined) conditions.push(matchesSearch(filter.search));
+  if (filter.search !== undefined) conditions.push(matchesSearch(filter.search, dialect));
   return eb.and(conditions);
 }
 
@@ -197,7 +218,11 @@ function hasLabel(eb: Eb, ownerId: string, keys: readonly string[]): Expression<
  * `a > x OR (a = x AND (b < y OR (b = y AND …)))` over unindexed forms of the columns (else
  * SQLite answers the OR from several indexes and sorts all of it).
  */
-function after(ordering: readonly Ordering[], keyset: TodoKeyset): Expression<SqlBool> {
+function after(
+  ordering: readonly Ordering[],
+  keyset: TodoKeyset,
+  dialect: Dialect,
+): Expression<SqlBool> {
   const op = (descending: boolean) => sql.raw(descending ? '<' : '>');
   const first = ordering[0];
   if (first && ordering.every((o) => o.descending === first.descending)) {
@@ -205,9 +230,9 @@ function after(ordering: readonly Ordering[], keyset: TodoKeyset): Expression<Sq
   }
   const expand = (index: number): Expression<SqlBool> => {
     const { column, descending } = ordering[index] as Ordering;
-    const strictly = sql<SqlBool>`${unindexed(column)} ${op(descending)} ${keyset[index]}`;
+    const strictly = sql<SqlBool>`${unindexed(column, dialect)} ${op(descending)} ${keyset[index]}`;
     if (index === ordering.length - 1) return strictly;
-    return sql<SqlBool>`(${strictly} or (${unindexed(column)} = ${keyset[index]} and ${expand(index + 1)}))`;
+    return sql<SqlBool>`(${strictly} or (${unindexed(column, dialect)} = ${keyset[index]} and ${expand(index + 1)}))`;
   };
   const { column, descending } = first as Ordering;
   return sql<SqlBool>`${sql.ref(column)} ${sql.raw(descending ? '<=' : '>=')} ${keyset[0]} and ${expand(0)}`;
@@ -226,13 +251,20 @@ async function insertLabels(db: Db, ownerId: string, todoId: string, keys: reado
  * transaction; derived columns and label rows are written in the same one as the todo.
  */
 export const todosRepository = {
-  findById(db: Db, ownerId: string, id: string): Promise<TodoRow | undefined> {
-    return db
+  /** One todo; `forUpdate` locks its row on PostgreSQL (SQLite serializes writes anyway). */
+  findById(
+    db: Db,
+    ownerId: string,
+    id: string,
+    options: { readonly forUpdate?: boolean } = {},
+  ): Promise<TodoRow | undefined> {
+    const query = db
       .selectFrom('todos')
       .select(TODO_ROW_COLUMNS)
       .where('owner_id', '=', ownerId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+      .where('id', '=', id);
+    const lock = options.forUpdate === true && dialectOf(db) === 'postgres';
+    return (lock ? query.forUpdate() : query).executeTakeFirst();
   },
 
   async insert(db: Db, row: NewTodoRow): Promise<TodoRow> {
@@ -287,7 +319,7 @@ export const todosRepository = {
 
   /** The statement `deleteMatching` runs (exposed so that tests can EXPLAIN it). */
   deleteMatchingQuery(db: Db, ownerId: string, filter: TodoFilter) {
-    return db.deleteFrom('todos').where((eb) => matching(eb, ownerId, filter));
+    return db.deleteFrom('todos').where((eb) => matching(eb, dialectOf(db), ownerId, filter));
   },
 
   async deleteMatching(db: Db, ownerId: string, filter: TodoFilter): Promise<number> {
@@ -307,8 +339,8 @@ export const todosRepository = {
     let select = db
       .selectFrom('todos')
       .select([...TODO_ROW_COLUMNS, ...keyColumns])
-      .where((eb) => matching(eb, ownerId, query.filter, ordering));
-    if (query.after) select = select.where(after(ordering, query.after));
+      .where((eb) => matching(eb, dialectOf(db), ownerId, query.filter, ordering));
+    if (query.after) select = select.where(after(ordering, query.after, dialectOf(db)));
     for (const { column, descending } of ordering) {
       select = select.orderBy(column, descending ? 'desc' : 'asc');
     }
@@ -339,7 +371,7 @@ export const todosRepository = {
     return db
       .selectFrom('todos')
       .select((eb) => eb.fn.countAll<number | bigint>().as('count'))
-      .where((eb) => matching(eb, ownerId, filter));
+      .where((eb) => matching(eb, dialectOf(db), ownerId, filter));
   },
 
   /** Rows matching `filter`, regardless of paging (`Prefer: count=exact`). */
@@ -348,13 +380,23 @@ export const todosRepository = {
     return Number(row.count);
   },
 
-  /** Todos the owner keeps, from the trigger-maintained `owner_usage` row. */
-  async todoCount(db: Db, ownerId: string): Promise<number> {
-    const row = await db
-      .selectFrom('owner_usage')
-      .select('todo_count')
-      .where('owner_id', '=', ownerId)
-      .executeTakeFirst();
+  /**
+   * Todos the owner keeps, from the trigger-maintained `owner_usage` row, held until the end of
+   * the caller's write transaction so that concurrent creates count one after another. SQLite
+   * serializes writes anyway; PostgreSQL locks the row (created first if missing, so that two
+   * first creates cannot both see none).
+   */
+  async lockTodoCount(db: Db, ownerId: string): Promise<number> {
+    let query = db.selectFrom('owner_usage').select('todo_count').where('owner_id', '=', ownerId);
+    if (dialectOf(db) === 'postgres') {
+      await db
+        .insertInto('owner_usage')
+        .values({ owner_id: ownerId, todo_count: 0 })
+        .onConflict((oc) => oc.column('owner_id').doNothing())
+        .execute();
+      query = query.forUpdate();
+    }
+    const row = await query.executeTakeFirst();
     return row?.todo_count ?? 0;
   },
 

@@ -156,8 +156,13 @@ function bindingOf(ownerId: string, filter: TodoFilter, sort: readonly SortKey[]
 export function createTodosService(deps: TodosServiceDeps) {
   const { cursors, now, newId, todoQuota } = deps;
 
-  async function load(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
-    const row = await repository.findById(db, ctx.ownerId, id);
+  /**
+   * The todo as it is now. For a change (`forUpdate`), the row is locked until the write
+   * transaction ends, so that concurrent changes apply one after another: each sees the
+   * version the previous one left, and `If-Match` answers 412 instead of losing an update.
+   */
+  async function load(db: Db, ctx: RequestContext, id: string, forUpdate = true): Promise<Todo> {
+    const row = await repository.findById(db, ctx.ownerId, id, { forUpdate });
     if (!row) throw notFound();
     return todoRowToTodo(row, ctx.baseUrl);
   }
@@ -237,7 +242,7 @@ export function createTodosService(deps: TodosServiceDeps) {
     },
 
     get(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
-      return load(db, ctx, id);
+      return load(db, ctx, id, false);
     },
 
     async create(db: Db, ctx: RequestContext, body: TodoWrite): Promise<Todo> {
@@ -260,8 +265,8 @@ export function createTodosService(deps: TodosServiceDeps) {
         errors,
       );
       if (errors.length > 0) throw validationError(errors);
-      // Exact under concurrency: the count is read inside the serialized write transaction.
-      if ((await repository.todoCount(db, ctx.ownerId)) >= todoQuota) {
+      // Exact under concurrency: the count is locked for the rest of the write transaction.
+      if ((await repository.lockTodoCount(db, ctx.ownerId)) >= todoQuota) {
         throw new AppError(
           'quota-exceeded',
           `You already keep ${todoQuota} todos, the most allowed; delete some first.`,

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { createApiKey } from '../../src/auth/api-keys.js';
@@ -11,13 +8,14 @@ import type { Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { assertNoLeak } from './leak-check.js';
 import { assertMatchesOpenApi, openApiDocumentOf } from './openapi-contract.js';
+import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export interface TestApp {
   readonly app: FastifyInstance;
   readonly database: Database;
   readonly config: Config;
-  /** Folder holding this app's SQLite file; removed by `close`. */
-  readonly directory: string;
+  /** This app's own database (SQLite file or PostgreSQL schema); dropped by `close`. */
+  readonly testDatabase: TestDatabase;
   /**
    * `app.inject`, plus the contract check: every response must match the OpenAPI document's
    * schema for its operation and status (pass `contract: false` for deliberate off-spec probes).
@@ -34,11 +32,11 @@ export interface TestAppOptions {
   readonly now?: () => Date;
 }
 
-/** A fresh app over a fresh SQLite file in a temporary folder: real database, no mocks. */
+/** A fresh app over a fresh database of the test dialect: real database, no mocks. */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const directory = mkdtempSync(join(tmpdir(), 'todo-api-test-'));
+  const testDatabase = await createTestDatabase();
   const config = loadConfig({
-    DATABASE_URL: `sqlite:${join(directory, 'todos.db')}`,
+    DATABASE_URL: testDatabase.url,
     PUBLIC_BASE_URL: 'http://todo.test',
     // Suites send thousands of requests; the rate-limit tests turn it back on.
     RATE_LIMIT_MAX: '0',
@@ -53,7 +51,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     database,
     config,
-    directory,
+    testDatabase,
     async inject(injectOptions, check = {}) {
       const response = await app.inject(injectOptions);
       assertNoLeak(response);
@@ -74,7 +72,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     async close() {
       await app.close();
       await database.close();
-      rmSync(directory, { recursive: true, force: true });
+      await testDatabase.drop();
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { inTransaction } from '../dialect.js';
 import { dueMoment, priorityRank, statusRank, titleKey } from '../../todos/todo-keys.js';
 import type { TodoPriority, TodoStatus } from '../../todos/todo.schemas.js';
 import { DUE_KEY_NONE } from '../../todos/todo.table.js';
@@ -47,7 +48,7 @@ const SORT_INDEXES: Readonly<Record<string, readonly string[]>> = {
 
 export async function up(untyped: Kysely<unknown>): Promise<void> {
   const db = untyped as Kysely<Todos>;
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await trx.schema
       .alterTable('todos')
       .addColumn('priority_rank', 'integer', (col) => col.notNull().defaultTo(0))

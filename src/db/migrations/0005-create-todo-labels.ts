@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { inTransaction } from '../dialect.js';
 import { labelKey } from '../../todos/todo-keys.js';
 
 /**
@@ -17,7 +18,7 @@ interface Tables {
 
 export async function up(untyped: Kysely<unknown>): Promise<void> {
   const db = untyped as Kysely<Tables>;
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await trx.schema
       .createTable('todo_labels')
       .addColumn('owner_id', 'text', (col) => col.notNull())

@@ -1,10 +1,12 @@
 import { sql, type Kysely } from 'kysely';
+import { dialectOf, inTransaction } from '../dialect.js';
 
 /**
- * Full-text search over title and description (the `q` filter), SQLite FTS5. This file and
- * `src/todos/todo-search.ts` are the only places that know FTS5; PostgreSQL will get a
- * tsvector column instead.
+ * Full-text search over title and description (the `q` filter). This file and
+ * `src/todos/todo-search.ts` are the only places that know how; the semantics are the same on
+ * both databases (README, "Search").
  *
+ * SQLite, FTS5:
  * - `todos_fts` is contentless (`content=''`, nothing is stored twice) with
  *   `contentless_delete=1`, so rows can be deleted by rowid. Tokenizer `unicode61` with
  *   `remove_diacritics 2`: case- and accent-insensitive, letters and digits form words.
@@ -13,7 +15,12 @@ import { sql, type Kysely } from 'kysely';
  * - Triggers keep both in step with `todos` inside the writing transaction, whatever the write.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  if (dialectOf(db) === 'postgres') await upPostgres(db);
+  else await upSqlite(db);
+}
+
+async function upSqlite(db: Kysely<unknown>): Promise<void> {
+  await inTransaction(db, async (trx) => {
     await sql`
       create table todo_search_keys (
         rowid integer primary key,
@@ -56,7 +63,44 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   });
 }
 
+/**
+ * PostgreSQL: a `tsvector` column with a GIN index, set by a trigger from title and
+ * description. The text is first reduced to what FTS5's `unicode61` tokenizer sees — letters
+ * and digits, every other character a separator, diacritics removed (`unaccent`) — so that the
+ * `simple` configuration's parser splits it into the same words on both databases.
+ */
+async function upPostgres(db: Kysely<unknown>): Promise<void> {
+  await sql`create extension if not exists unaccent schema public`.execute(db);
+  await sql`
+    create function todo_search_vector(title text, description text) returns tsvector
+    language sql immutable parallel safe as $$
+      select to_tsvector('simple', regexp_replace(
+        public.unaccent('public.unaccent'::regdictionary,
+          coalesce(title, '') || ' ' || coalesce(description, '')),
+        '[^[:alnum:]]+', ' ', 'g'))
+    $$`.execute(db);
+  await sql`alter table todos add column search_vector tsvector`.execute(db);
+  await sql`update todos set search_vector = todo_search_vector(title, description)`.execute(db);
+  await sql`
+    create function todos_search_vector_set() returns trigger language plpgsql as $$
+    begin
+      new.search_vector := todo_search_vector(new.title, new.description);
+      return new;
+    end $$`.execute(db);
+  await sql`
+    create trigger todos_search_vector before insert or update of title, description on todos
+    for each row execute function todos_search_vector_set()`.execute(db);
+  await sql`create index todos_search on todos using gin (search_vector)`.execute(db);
+}
+
 export async function down(db: Kysely<unknown>): Promise<void> {
+  if (dialectOf(db) === 'postgres') {
+    await sql`drop trigger todos_search_vector on todos`.execute(db);
+    await sql`drop function todos_search_vector_set()`.execute(db);
+    await sql`alter table todos drop column search_vector`.execute(db);
+    await sql`drop function todo_search_vector(text, text)`.execute(db);
+    return;
+  }
   for (const trigger of ['todos_search_insert', 'todos_search_update', 'todos_search_delete']) {
     await sql`drop trigger ${sql.id(trigger)}`.execute(db);
   }
