@@ -48,8 +48,9 @@ export default defineConfig({
     pool: 'forks',
     // Most suites wait on sockets, child processes and timers rather than on the CPU: two
     // workers halve the wall time on a 2-core machine (measured: 6 min → 3.5 min for SQLite).
-    // `npm run test:postgres` runs one worker: with two, test schemas were intermittently not
-    // found while migrating (not understood yet; one worker passed every run).
+    // `npm run test:postgres` runs one worker: Kysely's migrator lists the tables of every
+    // schema, and a schema another worker drops meanwhile fails that listing ("schema … does
+    // not exist"). Dropping test schemas only at the end of the run would lift this.
     maxWorkers: 2,
     projects,
   },
