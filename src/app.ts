@@ -147,7 +147,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(cors, corsOptions(config));
-  // After the CORS hook, so that a 414 carries CORS headers like every other problem.
+  // After the CORS hook, so that these problems (503 while closing, 400 Host, 414) carry CORS
+  // headers like every other.
   app.addHook('onRequest', async (request) => {
     if (closing) {
       throw new AppError('unavailable', 'The service is shutting down; retry shortly.', {

@@ -347,10 +347,18 @@ describe('SQLite disk full', () => {
 
       expect(badRefusals).toEqual([]);
       expect(first.status, first.body).toBe(201);
-      expect(keyedAgain.status, keyedAgain.body).toBe(201);
-      // Replayed only if the keyed create fitted while full; a refused one left no claim.
+      // The retried key: replayed if the keyed create fitted while full; run afresh if its
+      // claim was released; or, when even the release could not be written on the full disk,
+      // 409 in-flight until the claim's 60 s lease runs out (documented) — never a 5xx.
       const keyedLanded = whileFull.keyed.status === 201;
-      expect(keyedAgain.headers.get('idempotent-replayed') === 'true').toBe(keyedLanded);
+      if (keyedAgain.status === 409) {
+        expect(keyedLanded).toBe(false);
+        expect(JSON.parse(keyedAgain.body)).toMatchObject({ code: 'idempotency-in-flight' });
+        expect(keyedAgain.headers.get('retry-after')).toMatch(/^\d+$/);
+      } else {
+        expect(keyedAgain.status, keyedAgain.body).toBe(201);
+        expect(keyedAgain.headers.get('idempotent-replayed') === 'true').toBe(keyedLanded);
+      }
       expect(patched.status, patched.body).toBe(200);
       // The operator hears of it: each refused write is logged at warn level or above.
       const loggedCount = [...logged.values()].reduce((sum, n) => sum + n, 0);
