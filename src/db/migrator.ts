@@ -45,7 +45,16 @@ export async function migrateToLatest(db: Db): Promise<readonly MigrationResult[
     provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
     migrationTableSchema: await migrationTableSchema(db),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
-  return results ?? [];
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return results ?? [];
+    // Kysely looks for its tables by listing every schema's; a schema dropped meanwhile by
+    // someone else (3F000) fails that listing, not our migration: look again.
+    const droppedElsewhere = (error as { code?: unknown }).code === '3F000';
+    if (!droppedElsewhere || attempt >= MIGRATION_ATTEMPTS) {
+      throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
+    }
+  }
 }
+
+const MIGRATION_ATTEMPTS = 5;
