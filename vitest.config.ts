@@ -48,9 +48,6 @@ export default defineConfig({
     pool: 'forks',
     // Most suites wait on sockets, child processes and timers rather than on the CPU: two
     // workers halve the wall time on a 2-core machine (measured: 6 min → 3.5 min for SQLite).
-    // On PostgreSQL, Kysely's migrator lists the tables of every schema, and a test schema
-    // dropped meanwhile (by another worker, or by a child-exit callback) fails that listing
-    // ("schema … does not exist"); migrateToLatest retries on it. Not yet in .ci/run.
     maxWorkers: 2,
     projects,
   },
