@@ -9,10 +9,14 @@ import { createAuthenticator } from './auth/authenticator.js';
 import { createJwtVerifier } from './auth/jwt-verifier.js';
 import { createRequestGuard } from './auth/request-guard.js';
 import { requireRouteScopes } from './auth/route-scopes.js';
+import { ownerIdOf } from './auth/owner.js';
 import { authRequired, type Config } from './config.js';
 import type { Database } from './db/database.js';
 import { getOrCreateSetting } from './db/settings.repository.js';
 import { openApiRoute, registerOpenApi } from './docs/openapi.js';
+import { createDeltaSync } from './events/delta-sync.js';
+import { createEventBus } from './events/event-bus.js';
+import { changesRoutes, eventStreamRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { AppError } from './http/app-error.js';
 import { assertAcceptsJson } from './http/content-negotiation.js';
@@ -27,6 +31,12 @@ import { createRouteIndex, type RouteIndex } from './http/route-index.js';
 import { validatorCompiler } from './http/validation.js';
 import { createIdempotency } from './idempotency/idempotency.js';
 import { createRateLimiter } from './limits/rate-limiter.js';
+import { createTokenSealer } from './http/sealed-token.js';
+import { purgeExpired } from './maintenance/purges.js';
+import { startDeliveryWorker } from './webhooks/delivery-worker.js';
+import { createWebhookSender } from './webhooks/webhook-sender.js';
+import { webhooksRoutes } from './webhooks/webhooks.routes.js';
+import { createWebhooksService } from './webhooks/webhooks.service.js';
 import { problemsRoutes } from './problems/problems.routes.js';
 import { createCursorCodec } from './todos/todo-cursor.js';
 import { todosRoutes } from './todos/todos.routes.js';
@@ -54,7 +64,9 @@ export interface AppDeps {
   readonly now?: () => Date;
 }
 
-const IDEMPOTENCY_PURGE_INTERVAL_MS = 10 * 60_000;
+/** How often expired idempotency keys, deleted todos and events are purged. */
+const PURGE_INTERVAL_MS = 10 * 60_000;
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** How often Node checks connections against the request and headers timeouts. */
 const TIMEOUT_CHECK_INTERVAL_MS = 500;
 
@@ -196,6 +208,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     todoQuota: config.todoQuota,
   });
   const idempotency = createIdempotency({ database, now, ttlHours: config.idempotencyTtlHours });
+  const sealer = createTokenSealer(cursorSecret);
+
+  const webhookPolicy = config.webhooks;
+  if (webhookPolicy.allowLoopback) {
+    app.log.warn(
+      'WEBHOOK_ALLOW_LOOPBACK=true: webhooks may reach this machine (tests and development only)',
+    );
+  }
+  const deliveryWorker = startDeliveryWorker({
+    database,
+    sender: createWebhookSender(webhookPolicy, webhookPolicy.timeoutMs),
+    log: app.log,
+    // Attempts, timeouts and leases are real time, whatever clock the app was given.
+    now: () => new Date(),
+    concurrency: webhookPolicy.concurrency,
+    perEndpoint: webhookPolicy.endpointConcurrency,
+    pollMs: webhookPolicy.pollMs,
+    // Longer than any attempt, so that only a dead worker's deliveries are taken over.
+    leaseMs: webhookPolicy.timeoutMs * 2 + 1000,
+    retryScale: webhookPolicy.retryScale,
+  });
+  app.addHook('onClose', async () => {
+    await deliveryWorker.stop();
+  });
 
   await app.register(async (jsonApi) => {
     jsonApi.addHook('onRequest', async (request) => {
@@ -207,16 +243,55 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       idempotency,
       publicBaseUrl: config.publicBaseUrl,
     });
+    await jsonApi.register(webhooksRoutes, {
+      service: createWebhooksService({ policy: webhookPolicy, sealer, now, newId: uuidv7 }),
+      database,
+      worker: deliveryWorker,
+      publicBaseUrl: config.publicBaseUrl,
+    });
+    await jsonApi.register(changesRoutes, {
+      deltaSync: createDeltaSync(sealer),
+      database,
+      publicBaseUrl: config.publicBaseUrl,
+    });
     await jsonApi.register(healthRoutes, { database });
     await jsonApi.register(openApiRoute);
   });
   await app.register(problemsRoutes);
 
+  const bus = await createEventBus(database, app.log);
+  await app.register(eventStreamRoutes, {
+    bus,
+    database,
+    publicBaseUrl: config.publicBaseUrl,
+    maxStreamsPerOwner: config.sseMaxStreams,
+    stream: { heartbeatMs: config.sseHeartbeatMs, drainTimeoutMs: config.sseDrainTimeoutMs },
+  });
+  // A successful write has committed (and its events with it) before it is answered.
+  app.addHook('onResponse', async (request, reply) => {
+    if (SAFE_METHODS.has(request.method) || reply.statusCode >= 300 || !request.principal) return;
+    bus.published(ownerIdOf(request));
+    deliveryWorker.wake();
+  });
+  // Streams never end by themselves; the server cannot close while they are open.
+  app.addHook('preClose', async () => {
+    await bus.close();
+  });
+
   const purge = setInterval(() => {
     idempotency.purgeExpired().catch((error: unknown) => {
       app.log.warn({ err: error }, 'purging expired idempotency keys failed');
     });
-  }, IDEMPOTENCY_PURGE_INTERVAL_MS);
+    purgeExpired({ database, now, ...config }).then(
+      (purged) => {
+        if (purged.todos + purged.events + purged.deliveries > 0)
+          app.log.info({ purged }, 'purged expired rows');
+      },
+      (error: unknown) => {
+        app.log.warn({ err: error }, 'purging deleted todos and old events failed');
+      },
+    );
+  }, PURGE_INTERVAL_MS);
   purge.unref();
   app.addHook('onClose', async () => {
     clearInterval(purge);

@@ -39,7 +39,34 @@ describe('loadConfig', () => {
       redisUrl: undefined,
       todoQuota: 100000,
       trustProxy: undefined,
+      deletedRetentionDays: 30,
+      eventRetentionHours: 24,
+      sseMaxStreams: 5,
+      sseHeartbeatMs: 15_000,
+      sseDrainTimeoutMs: 30_000,
+      webhooks: {
+        allowLoopback: false,
+        allowHttp: false,
+        ports: [80, 443],
+        timeoutMs: 15_000,
+        concurrency: 32,
+        endpointConcurrency: 4,
+        retryScale: 1,
+        pollMs: 1000,
+      },
     });
+  });
+
+  it('refuses webhook loopback in production, and bad webhook settings', () => {
+    expect(() => loadConfig({ WEBHOOK_ALLOW_LOOPBACK: 'true', NODE_ENV: 'production' })).toThrow(
+      /WEBHOOK_ALLOW_LOOPBACK/,
+    );
+    expect(loadConfig({ WEBHOOK_ALLOW_LOOPBACK: 'true' }).webhooks.allowLoopback).toBe(true);
+    expect(() => loadConfig({ WEBHOOK_ALLOW_HTTP: 'yes' })).toThrow(/WEBHOOK_ALLOW_HTTP/);
+    expect(() => loadConfig({ WEBHOOK_PORTS: '443,99999' })).toThrow(/WEBHOOK_PORTS/);
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCALE: '0' })).toThrow(/WEBHOOK_RETRY_SCALE/);
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCALE: '1.5' })).toThrow(/WEBHOOK_RETRY_SCALE/);
+    expect(loadConfig({ WEBHOOK_RETRY_SCALE: '0.001' }).webhooks.retryScale).toBe(0.001);
   });
 
   it('treats empty values as unset', () => {

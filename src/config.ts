@@ -34,6 +34,12 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Most todos one owner may keep. */
   readonly todoQuota: number;
+  readonly deletedRetentionDays: number;
+  readonly eventRetentionHours: number;
+  readonly sseMaxStreams: number;
+  readonly sseHeartbeatMs: number;
+  readonly sseDrainTimeoutMs: number;
+  readonly webhooks: WebhookConfig;
   /** Reverse proxies whose X-Forwarded-* headers are believed (addresses or CIDR ranges). */
   readonly trustProxy: readonly string[] | undefined;
 }
@@ -44,6 +50,18 @@ export interface JwtConfig {
   readonly audience: string;
   readonly algorithms: readonly string[];
   readonly clockToleranceSeconds: number;
+}
+
+/** Webhook delivery: the SSRF policy and the worker's limits. */
+export interface WebhookConfig {
+  readonly allowLoopback: boolean;
+  readonly allowHttp: boolean;
+  readonly ports: readonly number[];
+  readonly timeoutMs: number;
+  readonly concurrency: number;
+  readonly endpointConcurrency: number;
+  readonly retryScale: number;
+  readonly pollMs: number;
 }
 
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -82,6 +100,31 @@ function integer(min: number, max: number): Setting<number>['parse'] {
     }
     return value;
   };
+}
+
+function boolean(raw: string, name: string): boolean {
+  if (raw !== 'true' && raw !== 'false') {
+    throw new ConfigError(name, `must be true or false (got "${raw}")`);
+  }
+  return raw === 'true';
+}
+
+function fraction(raw: string, name: string): number {
+  const value = /^(0|[1-9]\d*)?(\.\d+)?$/.test(raw) && raw !== '' ? Number(raw) : Number.NaN;
+  if (!(value > 0 && value <= 1)) {
+    throw new ConfigError(name, `must be a number above 0 and at most 1 (got "${raw}")`);
+  }
+  return value;
+}
+
+function ports(raw: string, name: string): readonly number[] {
+  const list = raw.split(',').map((entry) => entry.trim());
+  if (
+    list.some((entry) => !/^\d{1,5}$/.test(entry) || Number(entry) < 1 || Number(entry) > 65_535)
+  ) {
+    throw new ConfigError(name, `must be a comma-separated list of ports (got "${raw}")`);
+  }
+  return list.map(Number);
 }
 
 function absoluteHttpUrl(raw: string, name: string): string {
@@ -330,6 +373,71 @@ export const SETTINGS = {
     default: '100000',
     parse: integer(1, 100_000_000),
   },
+  DELETED_RETENTION_DAYS: {
+    doc: 'How long a deleted todo can still be restored before it is purged for good.',
+    default: '30',
+    parse: integer(1, 3650),
+  },
+  SSE_MAX_STREAMS: {
+    doc: 'Most event streams (GET /api/todos/events) one owner may hold open per instance.',
+    default: '5',
+    parse: integer(1, 1000),
+  },
+  SSE_HEARTBEAT_MS: {
+    doc: 'Interval of the comment lines that keep an idle event stream open through proxies.',
+    default: '15000',
+    parse: integer(100, 300_000),
+  },
+  SSE_DRAIN_TIMEOUT_MS: {
+    doc: 'How long an event stream client may leave sent events unread before it is disconnected.',
+    default: '30000',
+    parse: integer(100, 600_000),
+  },
+  WEBHOOK_ALLOW_LOOPBACK: {
+    doc: 'Let webhooks reach 127.0.0.0/8 and ::1 (tests and local development only; refused with NODE_ENV=production).',
+    default: 'false',
+    parse: boolean,
+  },
+  WEBHOOK_ALLOW_HTTP: {
+    doc: 'Accept http:// webhook URLs besides https:// (tests and local development only).',
+    default: 'false',
+    parse: boolean,
+  },
+  WEBHOOK_PORTS: {
+    doc: 'Comma-separated ports webhook receivers may listen on.',
+    default: '80,443',
+    parse: ports,
+  },
+  WEBHOOK_TIMEOUT_MS: {
+    doc: 'How long one webhook attempt may take in all (connect, send, answer).',
+    default: '15000',
+    parse: integer(100, 60_000),
+  },
+  WEBHOOK_CONCURRENCY: {
+    doc: 'Webhook attempts in flight at once per instance.',
+    default: '32',
+    parse: integer(1, 1000),
+  },
+  WEBHOOK_ENDPOINT_CONCURRENCY: {
+    doc: 'Webhook attempts in flight at once to one endpoint, per instance.',
+    default: '4',
+    parse: integer(1, 100),
+  },
+  WEBHOOK_RETRY_SCALE: {
+    doc: 'Multiplies the webhook retry schedule (1 = the documented 24 h; tests shrink it).',
+    default: '1',
+    parse: fraction,
+  },
+  WEBHOOK_POLL_MS: {
+    doc: 'How often each instance looks for due webhook deliveries.',
+    default: '1000',
+    parse: integer(50, 60_000),
+  },
+  EVENT_RETENTION_HOURS: {
+    doc: 'How long events are kept for the event stream (Last-Event-ID) and delta sync (since).',
+    default: '24',
+    parse: integer(1, 24 * 90),
+  },
 } as const satisfies Record<string, Setting<unknown>>;
 
 type Settings = typeof SETTINGS;
@@ -381,8 +489,26 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowSeconds: required(env, 'RATE_LIMIT_WINDOW_S'),
     redisUrl: read(env, 'REDIS_URL'),
     todoQuota: required(env, 'TODO_QUOTA'),
+    deletedRetentionDays: required(env, 'DELETED_RETENTION_DAYS'),
+    eventRetentionHours: required(env, 'EVENT_RETENTION_HOURS'),
+    sseMaxStreams: required(env, 'SSE_MAX_STREAMS'),
+    sseHeartbeatMs: required(env, 'SSE_HEARTBEAT_MS'),
+    sseDrainTimeoutMs: required(env, 'SSE_DRAIN_TIMEOUT_MS'),
+    webhooks: {
+      allowLoopback: required(env, 'WEBHOOK_ALLOW_LOOPBACK'),
+      allowHttp: required(env, 'WEBHOOK_ALLOW_HTTP'),
+      ports: required(env, 'WEBHOOK_PORTS'),
+      timeoutMs: required(env, 'WEBHOOK_TIMEOUT_MS'),
+      concurrency: required(env, 'WEBHOOK_CONCURRENCY'),
+      endpointConcurrency: required(env, 'WEBHOOK_ENDPOINT_CONCURRENCY'),
+      retryScale: required(env, 'WEBHOOK_RETRY_SCALE'),
+      pollMs: required(env, 'WEBHOOK_POLL_MS'),
+    },
     trustProxy: read(env, 'TRUST_PROXY'),
   };
+  if (config.webhooks.allowLoopback && env.NODE_ENV === 'production') {
+    throw new ConfigError('WEBHOOK_ALLOW_LOOPBACK', 'must not be true with NODE_ENV=production');
+  }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     throw new ConfigError('HEADERS_TIMEOUT_MS', 'must not exceed REQUEST_TIMEOUT_MS');
   }

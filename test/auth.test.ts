@@ -509,7 +509,10 @@ describe('the OpenAPI document', () => {
     for (const [path, operations] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         const label = `${method.toUpperCase()} ${path}`;
-        if (path === '/api/todos' || path.startsWith('/api/todos/')) {
+        if (path.startsWith('/api/webhooks')) {
+          expect(operation.security, label).toEqual([{ bearer: ['webhooks:manage'] }]);
+          seen.protected++;
+        } else if (path === '/api/todos' || path.startsWith('/api/todos/')) {
           const scope = method === 'get' ? 'todos:read' : 'todos:write';
           expect(operation.security, label).toEqual([{ bearer: [scope] }]);
           expect(Object.keys(operation.responses ?? {}), label).toEqual(
@@ -522,8 +525,9 @@ describe('the OpenAPI document', () => {
         }
       }
     }
-    // List, create, bulk delete; get, replace, patch, delete; one operation per action.
-    expect(seen.protected).toBe(3 + 4 + Object.keys(ACTIONS).length);
+    // List, create, bulk delete; get, replace, patch, delete; one operation per action;
+    // restore, changes, events; nine webhook operations.
+    expect(seen.protected).toBe(3 + 4 + Object.keys(ACTIONS).length + 3 + 9);
     expect(seen.public).toBeGreaterThanOrEqual(5);
   });
 });

@@ -674,11 +674,13 @@ describe('durability under kill -9', () => {
         foreignKeyProblems = sqlite.pragma('foreign_key_check') as unknown[];
         journalMode = sqlite.pragma('journal_mode', { simple: true });
         const rows = sqlite
-          .prepare('select id, title, description, version from todos')
+          .prepare('select id, title, description, version from todos where deleted_at is null')
           .all() as Row[];
         file = verifyRows(rows, 'file');
         duplicateTitles = sqlite
-          .prepare('select title, count(*) as n from todos group by title having n > 1')
+          .prepare(
+            'select title, count(*) as n from todos where deleted_at is null group by title having n > 1',
+          )
           .all();
 
         // The change and its replay record commit together: an acknowledged create has its

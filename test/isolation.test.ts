@@ -60,6 +60,7 @@ const LIST_QUERIES: Readonly<Record<string, readonly string[]>> = {
   q: ['milk', 'report', 'b', 'novel', 'semi skimmed'],
   sort: ['-priority', 'title', '-due_at', 'status,-created_at'],
   limit: ['1', '200'],
+  include_deleted: ['true', 'false'],
 };
 
 let t: TestApp;

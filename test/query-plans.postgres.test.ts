@@ -331,6 +331,7 @@ describe.each([
       database.db,
       OWNER,
       parseFilter(FILTERS[name] ?? {}, NOW),
+      NOW.toISOString(),
     );
     expectIndexedOnly(await planOf(query));
   });

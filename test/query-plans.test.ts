@@ -210,6 +210,7 @@ describe.each([
       database.db,
       OWNER,
       parseFilter(FILTERS[name] ?? {}, NOW),
+      NOW.toISOString(),
     );
     expectIndexedOnly(await planOf(query));
   });

@@ -5,9 +5,10 @@ import { createDatabase } from './create-database.js';
 import { migrateToLatest } from './migrator.js';
 
 /**
- * Kysely's migrator finds its own tables by listing the tables of every schema, and that listing
- * fails (3F000) when another schema is dropped while it runs. Test runs, and services sharing a
- * database, drop schemas at any time; migrating must not care.
+ * Kysely's migrator finds its own tables through the dialect's introspector, whose stock
+ * PostgreSQL version lists the tables of every schema and fails when another schema is dropped
+ * meanwhile. Test runs, and services sharing a database, drop schemas at any time; migrating
+ * must not care (src/db/current-schema-introspector.ts).
  */
 describe('migrations on PostgreSQL while other schemas come and go', () => {
   it('all succeed', async () => {

@@ -10,6 +10,8 @@ import * as createTodoSearch from './migrations/0006-create-todo-search.js';
 import * as addUrgencyDueIndexes from './migrations/0007-add-urgency-due-indexes.js';
 import * as createApiKeys from './migrations/0008-create-api-keys.js';
 import * as createOwnerUsage from './migrations/0009-create-owner-usage.js';
+import * as addSoftDeleteAndEvents from './migrations/0010-add-soft-delete-and-events.js';
+import * as createWebhooks from './migrations/0011-create-webhooks.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -22,6 +24,8 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007-add-urgency-due-indexes': addUrgencyDueIndexes,
   '0008-create-api-keys': createApiKeys,
   '0009-create-owner-usage': createOwnerUsage,
+  '0010-add-soft-delete-and-events': addSoftDeleteAndEvents,
+  '0011-create-webhooks': createWebhooks,
 };
 
 /**
@@ -45,16 +49,7 @@ export async function migrateToLatest(db: Db): Promise<readonly MigrationResult[
     provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
     migrationTableSchema: await migrationTableSchema(db),
   });
-  for (let attempt = 1; ; attempt++) {
-    const { error, results } = await migrator.migrateToLatest();
-    if (!error) return results ?? [];
-    // Kysely looks for its tables by listing every schema's; a schema dropped meanwhile by
-    // someone else (3F000) fails that listing, not our migration: look again.
-    const droppedElsewhere = (error as { code?: unknown }).code === '3F000';
-    if (!droppedElsewhere || attempt >= MIGRATION_ATTEMPTS) {
-      throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
-    }
-  }
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error('Migration failed', { cause: error });
+  return results ?? [];
 }
-
-const MIGRATION_ATTEMPTS = 5;

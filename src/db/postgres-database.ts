@@ -1,6 +1,7 @@
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, sql } from 'kysely';
 import pg from 'pg';
-import type { Database, Db, Tables } from './database.js';
+import { CurrentSchemaPostgresDialect } from './current-schema-introspector.js';
+import type { Database, Db, Notifications, Tables } from './database.js';
 
 /** Fail fast while the database is unreachable: a request must not queue behind a dead pool. */
 const CONNECT_TIMEOUT_MS = 2000;
@@ -8,9 +9,14 @@ const CONNECT_TIMEOUT_MS = 2000;
 const STATEMENT_TIMEOUT_MS = 10_000;
 const QUERY_TIMEOUT_MS = 12_000;
 const POOL_MAX = 10;
+/** Wait before a dropped LISTEN connection is opened again. */
+const LISTEN_RETRY_MS = 1000;
 
 export interface PostgresOptions {
-  /** Errors of idle pooled connections (a restarted server): the pool drops them and goes on. */
+  /**
+   * Errors of idle connections (a restarted server): the pool drops them and goes on, a LISTEN
+   * connection reconnects.
+   */
   readonly onPoolError?: (error: Error) => void;
 }
 
@@ -40,16 +46,84 @@ export function createPostgresDatabase(
     client.on('error', (error) => options.onPoolError?.(error));
   });
 
-  const db: Db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db: Db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     db,
     dialect: 'postgres',
     writeTransaction: (work) => db.transaction().execute(work),
+    notifications: createNotifications(db, databaseUrl, options),
     ping: async () => {
       await db.executeQuery(CompiledQuery.raw('select 1'));
     },
     close: async () => {
       await db.destroy();
+    },
+  };
+}
+
+/** LISTEN/NOTIFY: notifications go through the pool; each listener holds a connection. */
+function createNotifications(db: Db, databaseUrl: string, options: PostgresOptions): Notifications {
+  return {
+    async notify(channel, payload) {
+      await sql`select pg_notify(${channel}, ${payload})`.execute(db);
+    },
+
+    async listen(channel, onMessage, onReconnect) {
+      let live: pg.Client | undefined;
+      let retry: NodeJS.Timeout | undefined;
+      let stopped = false;
+
+      const reconnectAfter = (failed: pg.Client, error?: Error) => {
+        if (error) options.onPoolError?.(error);
+        // Ignore the late `end` of a client already replaced, or of our own stop.
+        if (stopped || retry !== undefined || (live !== undefined && live !== failed)) return;
+        live = undefined;
+        failed.end().catch(() => undefined);
+        retry = setTimeout(() => {
+          retry = undefined;
+          void connect(true);
+        }, LISTEN_RETRY_MS);
+      };
+
+      const connect = async (reconnecting: boolean): Promise<void> => {
+        const client = new pg.Client({
+          connectionString: databaseUrl,
+          connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+          application_name: 'todo-api-listener',
+          keepAlive: true,
+        });
+        client.on('notification', (message) => {
+          if (message.channel === channel && message.payload !== undefined) {
+            onMessage(message.payload);
+          }
+        });
+        client.on('error', (error) => {
+          reconnectAfter(client, error);
+        });
+        client.on('end', () => {
+          reconnectAfter(client);
+        });
+        try {
+          await client.connect();
+          await client.query(`listen ${client.escapeIdentifier(channel)}`);
+        } catch (error) {
+          reconnectAfter(client, error instanceof Error ? error : new Error(String(error)));
+          return;
+        }
+        if (stopped) {
+          await client.end();
+          return;
+        }
+        live = client;
+        if (reconnecting) onReconnect();
+      };
+
+      await connect(false);
+      return async () => {
+        stopped = true;
+        clearTimeout(retry);
+        await live?.end().catch(() => undefined);
+      };
     },
   };
 }

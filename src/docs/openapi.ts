@@ -33,6 +33,15 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       tags: [
         { name: 'todos', description: 'The todo resource.' },
+        {
+          name: 'events',
+          description:
+            'What changed: the live event stream and delta sync (see the README, "Events").',
+        },
+        {
+          name: 'webhooks',
+          description: 'Endpoints that receive the events, signed per Standard Webhooks.',
+        },
         { name: 'operations', description: 'Health and readiness probes.' },
         { name: 'problems', description: 'Documentation of problem codes.' },
         { name: 'meta', description: 'This document.' },

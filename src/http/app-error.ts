@@ -32,8 +32,14 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * What an unknown, malformed, deleted or someone else's id answers — the same words for all of
+ * them, and for todos and webhook endpoints alike, so that none can be told apart.
+ */
+export const NOT_FOUND_DETAIL = 'Nothing of yours exists at this address.';
+
 export function notFound(): AppError {
-  return new AppError('not-found', 'No todo exists at this address.');
+  return new AppError('not-found', NOT_FOUND_DETAIL);
 }
 
 export function validationError(errors: readonly FieldError[]): AppError {

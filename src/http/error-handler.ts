@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from './app-error.js';
+import { AppError, NOT_FOUND_DETAIL, notFound } from './app-error.js';
 import { PROBLEM_MEDIA_TYPE, problemDocument } from './problem.js';
 import { databaseTroubleOf } from '../db/database-errors.js';
 import { PROBLEM_CODES, type ProblemCode } from './problem-codes.js';
@@ -24,7 +24,7 @@ const FRAMEWORK_ERRORS: Readonly<Record<string, { code: ProblemCode; detail: str
   },
   FST_ERR_BAD_URL: { code: 'malformed-request', detail: 'The URL has an invalid percent-escape.' },
   // Every path parameter is an id; one too long to be an id names nothing.
-  FST_ERR_MAX_PARAM_LENGTH: { code: 'not-found', detail: 'No todo exists at this address.' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'not-found', detail: NOT_FOUND_DETAIL },
 };
 
 /** Which request part failed schema validation decides the problem. */
@@ -69,7 +69,7 @@ function validationProblem(error: FastifyError): AppError {
       );
     }
     case 'params':
-      return new AppError('not-found', 'No todo exists at this address.');
+      return notFound();
     default: {
       const headers = fieldErrors.map((field) => ({ ...field, pointer: field.pointer.slice(1) }));
       return new AppError(

@@ -14,6 +14,7 @@ const header = (description: string) => ({ type: 'string', description }) as con
 export const HEADERS = {
   etag: header('Strong entity tag of the todo: its version in quotes.'),
   location: header('Absolute URL of the created todo.'),
+  webhookLocation: header('Absolute URL of the created webhook endpoint.'),
   link: header('RFC 8288 pagination: `<…>; rel="next"` while more pages follow.'),
   totalCount: header(
     'Number of todos matching the filters, ignoring paging. Only when the request sent `Prefer: count=exact`.',

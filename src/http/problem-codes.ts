@@ -81,11 +81,29 @@ export const PROBLEM_CODES = {
     description:
       'The todo cannot move from its current status to the requested one. `current_status` and `allowed_transitions` say where it can go; closed todos (completed, cancelled) can only be reopened.',
   },
+  'endpoint-disabled': {
+    status: 409,
+    title: 'Webhook endpoint disabled',
+    description:
+      'The webhook endpoint is disabled (by you, or by the service after the receiver answered 410 Gone), so nothing is sent to it. Enable it with `PATCH {"enabled": true}` first.',
+  },
+  'not-deleted': {
+    status: 409,
+    title: 'Todo not deleted',
+    description:
+      'Only a deleted todo can be restored, and this one is not deleted. Nothing was changed.',
+  },
   'idempotency-in-flight': {
     status: 409,
     title: 'Request with this Idempotency-Key still in flight',
     description:
       'A request with the same `Idempotency-Key` is still being processed. Retry after a moment to receive its stored response.',
+  },
+  'sync-token-expired': {
+    status: 410,
+    title: 'Sync token expired',
+    description:
+      'The changes since this `since` token are no longer kept (events are kept for 24 hours by default). List the todos again, then sync from a new token (`GET /api/todos/changes` without `since`).',
   },
   'precondition-failed': {
     status: 412,
@@ -125,13 +143,19 @@ export const PROBLEM_CODES = {
     status: 422,
     title: 'Quota exceeded',
     description:
-      'The owner already keeps the most todos allowed (100,000 by default); `limit` gives the quota. Delete some before creating more.',
+      'The owner already keeps the most todos (100,000 by default) or webhook endpoints (10) allowed; `limit` gives the quota. Delete some before creating more.',
   },
   'idempotency-key-reused': {
     status: 422,
     title: 'Idempotency-Key reused with a different request',
     description:
       'This `Idempotency-Key` was already used for a request with a different body. Use a new key for a new request.',
+  },
+  'too-many-streams': {
+    status: 429,
+    title: 'Too many event streams',
+    description:
+      'The owner already holds the most event streams allowed on this instance (`SSE_MAX_STREAMS`, 5 by default). Close one, or retry after `Retry-After` seconds.',
   },
   'rate-limited': {
     status: 429,

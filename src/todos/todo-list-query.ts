@@ -39,6 +39,8 @@ export interface TodoFilter {
   readonly updatedSince?: string | undefined;
   /** Words to search title and description for (see `todo-search.ts`), NFC, trimmed. */
   readonly search?: string | undefined;
+  /** Deleted todos match too (lists only); otherwise they never do. */
+  readonly includeDeleted?: boolean | undefined;
 }
 
 export interface SortKey {

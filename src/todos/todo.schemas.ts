@@ -94,6 +94,13 @@ export const TodoSchema = Type.Object(
     version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every change.' }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
+    deleted_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the todo was deleted; null unless it is. A deleted todo answers 404, leaves lists (see `include_deleted`) and can be restored until it is purged.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -110,6 +117,7 @@ const ReadOnlyEcho = {
   version: Type.Optional(Type.Integer()),
   created_at: Type.Optional(Type.String()),
   updated_at: Type.Optional(Type.String()),
+  deleted_at: Type.Optional(Nullable(Type.String())),
 };
 export const READ_ONLY_FIELDS = Object.keys(ReadOnlyEcho) as (keyof typeof ReadOnlyEcho)[];
 
@@ -278,6 +286,11 @@ export const ListQuerySchema = Type.Object(
         maxLength: 200,
         description: `Comma-separated sort keys, each optionally prefixed with \`-\` for descending: ${SORT_FIELDS.join(', ')}. Default \`order,created_at\`; \`id\` always breaks the remaining ties (in the direction of the last key). \`priority\` sorts by urgency (none < low < normal < high < urgent), \`status\` by lifecycle (open, in_progress, blocked, deferred, completed, cancelled), \`title\` ignoring case and accents by code point, \`due_at\` by the due moment (all-day \`due_date\` = end of that day, UTC) with todos without a due last in both directions. A key may appear once.`,
       }),
+    ),
+    include_deleted: Type.Optional(
+      BooleanParameter(
+        '`true`: deleted todos (not yet purged) are listed too, with their `deleted_at`; they match filters like the others.',
+      ),
     ),
     ...ListFilters,
   },

@@ -25,6 +25,8 @@ export interface TodoTable {
   completed_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Set while the todo is deleted (restorable until the purge removes it), else null. */
+  deleted_at: string | null;
   // Derived columns (migration 0004): written only by the repository, from the fields above,
   // so that an index can serve every filter and sort of the list.
   /** `priorityRank(priority)`. */
@@ -80,6 +82,7 @@ export const TODO_ROW_COLUMNS = [
   'completed_at',
   'created_at',
   'updated_at',
+  'deleted_at',
 ] as const satisfies readonly (keyof TodoRow)[];
 /** What callers store; the repository adds the derived columns. */
 export type NewTodoRow = Omit<Insertable<TodoTable>, DerivedColumn>;

@@ -111,6 +111,7 @@ type Eb = ExpressionBuilder<Tables, 'todos'>;
 
 /**
  * The owner scope and the filter as one condition, shared by list, count and bulk delete.
+ * Deleted todos never match unless the filter includes them.
  *
  * With an `ordering`, a list must walk that ordering's index: a filter on another indexed
  * column could tempt the planner into reading a range of that index and then sorting every
@@ -138,6 +139,7 @@ function matching(
       ordering.every((o) => o.descending === ordering[0]?.descending));
 
   const conditions: Expression<SqlBool>[] = [eb('owner_id', '=', ownerId)];
+  if (filter.includeDeleted !== true) conditions.push(eb('deleted_at', 'is', null));
   const { statuses, completed, priorities, overdue } = filter;
 
   if (statuses) {
@@ -251,20 +253,35 @@ async function insertLabels(db: Db, ownerId: string, todoId: string, keys: reado
  * transaction; derived columns and label rows are written in the same one as the todo.
  */
 export const todosRepository = {
-  /** One todo; `forUpdate` locks its row on PostgreSQL (SQLite serializes writes anyway). */
+  /**
+   * One todo, unless it is deleted (`includeDeleted`: also then). `forUpdate` locks its row on
+   * PostgreSQL (SQLite serializes writes anyway).
+   */
   findById(
     db: Db,
     ownerId: string,
     id: string,
-    options: { readonly forUpdate?: boolean } = {},
+    options: { readonly forUpdate?: boolean; readonly includeDeleted?: boolean } = {},
   ): Promise<TodoRow | undefined> {
-    const query = db
+    let query = db
       .selectFrom('todos')
       .select(TODO_ROW_COLUMNS)
       .where('owner_id', '=', ownerId)
       .where('id', '=', id);
+    if (options.includeDeleted !== true) query = query.where('deleted_at', 'is', null);
     const lock = options.forUpdate === true && dialectOf(db) === 'postgres';
     return (lock ? query.forUpdate() : query).executeTakeFirst();
+  },
+
+  /** The owner's todos among `ids`, deleted ones included, in no particular order. */
+  async findByIds(db: Db, ownerId: string, ids: readonly string[]): Promise<TodoRow[]> {
+    if (ids.length === 0) return [];
+    return db
+      .selectFrom('todos')
+      .select(TODO_ROW_COLUMNS)
+      .where('owner_id', '=', ownerId)
+      .where('id', 'in', ids)
+      .execute();
   },
 
   async insert(db: Db, row: NewTodoRow): Promise<TodoRow> {
@@ -307,24 +324,50 @@ export const todosRepository = {
     return row;
   },
 
-  /** Label rows and the search index follow by cascade and trigger (migrations 0005, 0006). */
-  async delete(db: Db, ownerId: string, id: string): Promise<boolean> {
-    const result = await db
-      .deleteFrom('todos')
+  /**
+   * Marks a todo deleted (`deletedAt`) or restores it (`null`), as a change: version + 1,
+   * `updated_at` = `at`. Its label rows and search entry stay, for a restore.
+   */
+  setDeleted(
+    db: Db,
+    ownerId: string,
+    id: string,
+    deletedAt: string | null,
+    at: string,
+  ): Promise<TodoRow> {
+    return db
+      .updateTable('todos')
+      .set((eb) => ({ deleted_at: deletedAt, version: eb('version', '+', 1), updated_at: at }))
       .where('owner_id', '=', ownerId)
       .where('id', '=', id)
-      .executeTakeFirst();
-    return result.numDeletedRows > 0n;
+      .returning(TODO_ROW_COLUMNS)
+      .executeTakeFirstOrThrow();
   },
 
   /** The statement `deleteMatching` runs (exposed so that tests can EXPLAIN it). */
-  deleteMatchingQuery(db: Db, ownerId: string, filter: TodoFilter) {
-    return db.deleteFrom('todos').where((eb) => matching(eb, dialectOf(db), ownerId, filter));
+  deleteMatchingQuery(db: Db, ownerId: string, filter: TodoFilter, at: string) {
+    return db
+      .updateTable('todos')
+      .set((eb) => ({ deleted_at: at, version: eb('version', '+', 1), updated_at: at }))
+      .where((eb) => matching(eb, dialectOf(db), ownerId, filter))
+      .returning(TODO_ROW_COLUMNS);
   },
 
-  async deleteMatching(db: Db, ownerId: string, filter: TodoFilter): Promise<number> {
-    const result = await todosRepository
-      .deleteMatchingQuery(db, ownerId, filter)
+  /** Marks every todo matching `filter` deleted at `at`, as `setDeleted` does; returns them. */
+  deleteMatching(db: Db, ownerId: string, filter: TodoFilter, at: string): Promise<TodoRow[]> {
+    return todosRepository.deleteMatchingQuery(db, ownerId, filter, at).execute();
+  },
+
+  /**
+   * Removes for good up to `batch` todos deleted before `cutoff`, of every owner. Label rows and
+   * the search index follow by cascade and trigger (migrations 0005, 0006).
+   */
+  async purgeDeleted(db: Db, cutoff: string, batch: number): Promise<number> {
+    const result = await db
+      .deleteFrom('todos')
+      .where('id', 'in', (eb) =>
+        eb.selectFrom('todos').select('id').where('deleted_at', '<', cutoff).limit(batch),
+      )
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   },
@@ -381,22 +424,34 @@ export const todosRepository = {
   },
 
   /**
-   * Todos the owner keeps, from the trigger-maintained `owner_usage` row, held until the end of
-   * the caller's write transaction so that concurrent creates count one after another. SQLite
-   * serializes writes anyway; PostgreSQL locks the row (created first if missing, so that two
-   * first creates cannot both see none).
+   * Holds the owner's `owner_usage` row until the end of the caller's write transaction. Every
+   * write takes it first, so that one owner's writes apply one after another and lock in the
+   * same order (owner, then todos: no deadlock), the quota counts exactly under concurrent
+   * creates, and event numbers commit in order. SQLite serializes writes anyway; PostgreSQL
+   * locks the row (created first if missing, so that two first writes cannot both see none).
    */
-  async lockTodoCount(db: Db, ownerId: string): Promise<number> {
-    let query = db.selectFrom('owner_usage').select('todo_count').where('owner_id', '=', ownerId);
-    if (dialectOf(db) === 'postgres') {
-      await db
-        .insertInto('owner_usage')
-        .values({ owner_id: ownerId, todo_count: 0 })
-        .onConflict((oc) => oc.column('owner_id').doNothing())
-        .execute();
-      query = query.forUpdate();
-    }
-    const row = await query.executeTakeFirst();
+  async lockOwner(db: Db, ownerId: string): Promise<void> {
+    if (dialectOf(db) !== 'postgres') return;
+    await db
+      .insertInto('owner_usage')
+      .values({ owner_id: ownerId, todo_count: 0 })
+      .onConflict((oc) => oc.column('owner_id').doNothing())
+      .execute();
+    await db
+      .selectFrom('owner_usage')
+      .select('owner_id')
+      .where('owner_id', '=', ownerId)
+      .forUpdate()
+      .execute();
+  },
+
+  /** Todos the owner keeps (not deleted), from the trigger-maintained `owner_usage` row. */
+  async todoCount(db: Db, ownerId: string): Promise<number> {
+    const row = await db
+      .selectFrom('owner_usage')
+      .select('todo_count')
+      .where('owner_id', '=', ownerId)
+      .executeTakeFirst();
     return row?.todo_count ?? 0;
   },
 

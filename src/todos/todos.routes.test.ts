@@ -87,6 +87,7 @@ describe('the todo resource', () => {
         version: 1,
         created_at: '2026-01-01T00:00:00.000Z',
         updated_at: '2026-01-01T00:00:00.000Z',
+        deleted_at: null,
       });
       expect(todo.created_at).toMatch(RFC3339_UTC_MS);
       expect(todo.updated_at).toMatch(RFC3339_UTC_MS);

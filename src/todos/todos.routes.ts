@@ -2,9 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ownerIdOf } from '../auth/owner.js';
-import type { Database } from '../db/database.js';
+import type { Database, Db } from '../db/database.js';
 import { AppError } from '../http/app-error.js';
-import { etagOf, ifNoneMatchHits, parseIfMatch, sendWithoutBody } from '../http/conditional.js';
+import {
+  etagOf,
+  ifNoneMatchHits,
+  parseIfMatch,
+  sendWithoutBody,
+  type VersionPrecondition,
+} from '../http/conditional.js';
 import {
   AUTH_PROBLEMS,
   BODY_PROBLEMS,
@@ -149,6 +155,31 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
       : { ownerId: ownerIdOf(request), method: request.method, path: pathOf(request), key };
   };
 
+  /**
+   * A POST that takes no input (actions, restore): `If-Match` and `Idempotency-Key` honoured,
+   * the changed todo answered.
+   */
+  async function answerNoInputWrite(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    change: (
+      trx: Db,
+      ctx: RequestContext,
+      precondition: VersionPrecondition | undefined,
+    ) => Promise<Todo>,
+  ) {
+    assertNoInput(request.body);
+    const ctx = contextOf(request);
+    const precondition = parseIfMatch(request.headers['if-match']);
+    const { response, replayed } = await idempotency.run(
+      idempotencyScope(request),
+      // No body and `{}` are the same (empty) input, so they share one fingerprint.
+      null,
+      async (trx) => todoResponse(await change(trx, ctx, precondition)),
+    );
+    return sendWrite(reply, response, replayed);
+  }
+
   app.get(
     '/api/todos',
     {
@@ -213,6 +244,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
           ...problemResponses([
             ...AUTH_PROBLEMS,
             ...BODY_PROBLEMS,
+            'quota-exceeded',
             'invalid-idempotency-key',
             'idempotency-in-flight',
             'idempotency-key-reused',
@@ -239,6 +271,8 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
       schema: {
         operationId: 'deleteTodos',
         summary: 'Delete every todo matching the filters (all when none)',
+        description:
+          'Each matching todo is deleted as by `DELETE /api/todos/{id}`: restorable until purged.',
         tags: TAGS,
         querystring: ListFiltersQuerySchema,
         response: {
@@ -378,11 +412,13 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
       schema: {
         operationId: 'deleteTodo',
         summary: 'Delete a todo',
+        description:
+          'The todo leaves lists and answers 404 from now on, but is kept for `DELETED_RETENTION_DAYS` (30 by default): `POST /api/todos/{id}/restore` brings it back. Then it is purged for good.',
         tags: TAGS,
         params: TodoIdParamsSchema,
         headers: IfMatchHeaders,
         response: {
-          204: emptyResponse('The todo was deleted.'),
+          204: emptyResponse('The todo was deleted (restorable until purged).'),
           ...problemResponses([
             ...AUTH_PROBLEMS,
             ...UNEXPECTED_BODY_PROBLEMS,
@@ -434,21 +470,46 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
           },
         },
       },
-      async (request, reply) => {
-        assertNoInput(request.body);
-        const ctx = contextOf(request);
-        const precondition = parseIfMatch(request.headers['if-match']);
-        const { response, replayed } = await idempotency.run(
-          idempotencyScope(request),
-          // No body and `{}` are the same (empty) input, so they share one fingerprint.
-          null,
-          async (trx) =>
-            todoResponse(
-              await service.applyAction(trx, ctx, request.params.id, action, precondition),
-            ),
-        );
-        return sendWrite(reply, response, replayed);
-      },
+      async (request, reply) =>
+        answerNoInputWrite(request, reply, (trx, ctx, precondition) =>
+          service.applyAction(trx, ctx, request.params.id, action, precondition),
+        ),
     );
   }
+
+  app.post(
+    '/api/todos/:id/restore',
+    {
+      config: { scope: 'todos:write' },
+      schema: {
+        operationId: 'restoreTodo',
+        summary: 'Restore a deleted todo (undo a delete)',
+        description:
+          'Brings a deleted todo back as it was, with a new version. Possible until the todo is purged (`DELETED_RETENTION_DAYS` after its deletion). No body, or `{}`.',
+        tags: TAGS,
+        params: TodoIdParamsSchema,
+        headers: IdempotentIfMatchHeaders,
+        response: {
+          200: ReplayableTodoResponse,
+          ...problemResponses([
+            ...AUTH_PROBLEMS,
+            ...UNEXPECTED_BODY_PROBLEMS,
+            'unknown-field',
+            'not-found',
+            'not-deleted',
+            'quota-exceeded',
+            'precondition-failed',
+            'invalid-idempotency-key',
+            'idempotency-in-flight',
+            'idempotency-key-reused',
+            'not-acceptable',
+          ]),
+        },
+      },
+    },
+    async (request, reply) =>
+      answerNoInputWrite(request, reply, (trx, ctx, precondition) =>
+        service.restore(trx, ctx, request.params.id, precondition),
+      ),
+  );
 };

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { Db } from '../db/database.js';
+import { eventOf, eventsOfChange, type NewTodoEvent } from '../events/todo-events.js';
+import { todoEventsRepository } from '../events/todo-events.repository.js';
+import { enqueueDeliveries } from '../webhooks/webhook-fanout.js';
 import { AppError, notFound, validationError, type FieldError } from '../http/app-error.js';
 import { satisfies, type VersionPrecondition } from '../http/conditional.js';
 import type { CursorCodec } from './todo-cursor.js';
@@ -19,6 +22,7 @@ import {
   type TodoWrite,
 } from './todo.schemas.js';
 import type { TodoRow } from './todo.table.js';
+import { todoUrl } from './todo-url.js';
 import { todosRepository as repository } from './todos.repository.js';
 
 /** Gap left between a new todo's `order` and the last one, so clients can insert between. */
@@ -49,7 +53,7 @@ export interface TodoPage {
 export function todoRowToTodo(row: TodoRow, baseUrl: string): Todo {
   return {
     id: row.id,
-    url: `${baseUrl}/api/todos/${row.id}`,
+    url: todoUrl(baseUrl, row.id),
     title: row.title,
     description: row.description,
     status: row.status,
@@ -64,6 +68,7 @@ export function todoRowToTodo(row: TodoRow, baseUrl: string): Todo {
     version: row.version,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    deleted_at: row.deleted_at,
   };
 }
 
@@ -157,14 +162,46 @@ export function createTodosService(deps: TodosServiceDeps) {
   const { cursors, now, newId, todoQuota } = deps;
 
   /**
-   * The todo as it is now. For a change (`forUpdate`), the row is locked until the write
-   * transaction ends, so that concurrent changes apply one after another: each sees the
-   * version the previous one left, and `If-Match` answers 412 instead of losing an update.
+   * The todo as it is now (deleted ones only with `includeDeleted`). For a change
+   * (`forUpdate`), the owner and the row are locked until the write transaction ends, so that
+   * concurrent changes apply one after another: each sees the version the previous one left,
+   * and `If-Match` answers 412 instead of losing an update.
    */
-  async function load(db: Db, ctx: RequestContext, id: string, forUpdate = true): Promise<Todo> {
-    const row = await repository.findById(db, ctx.ownerId, id, { forUpdate });
+  async function load(
+    db: Db,
+    ctx: RequestContext,
+    id: string,
+    options: { readonly forUpdate: boolean; readonly includeDeleted?: boolean },
+  ): Promise<Todo> {
+    if (options.forUpdate) await repository.lockOwner(db, ctx.ownerId);
+    const row = await repository.findById(db, ctx.ownerId, id, options);
     if (!row) throw notFound();
     return todoRowToTodo(row, ctx.baseUrl);
+  }
+
+  /**
+   * Writes the change's events to the outbox, and their webhook deliveries, in the change's
+   * transaction.
+   */
+  async function emit(
+    db: Db,
+    ctx: RequestContext,
+    events: readonly NewTodoEvent[],
+    at: string,
+  ): Promise<void> {
+    const rows = await todoEventsRepository.append(db, ctx.ownerId, events, at, newId);
+    await enqueueDeliveries(db, ctx.ownerId, rows, ctx.baseUrl, newId, at);
+  }
+
+  /** 422 `quota-exceeded` when the owner already keeps the most todos allowed. */
+  async function assertBelowQuota(db: Db, ctx: RequestContext): Promise<void> {
+    if ((await repository.todoCount(db, ctx.ownerId)) >= todoQuota) {
+      throw new AppError(
+        'quota-exceeded',
+        `You already keep ${todoQuota} todos, the most allowed; delete some first.`,
+        { extensions: { limit: todoQuota } },
+      );
+    }
   }
 
   /**
@@ -200,7 +237,9 @@ export function createTodosService(deps: TodosServiceDeps) {
       version: current.version + 1,
       updated_at: timestamp,
     });
-    return todoRowToTodo(row, ctx.baseUrl);
+    const saved = todoRowToTodo(row, ctx.baseUrl);
+    await emit(db, ctx, eventsOfChange(current, saved), timestamp);
+    return saved;
   }
 
   return {
@@ -211,7 +250,10 @@ export function createTodosService(deps: TodosServiceDeps) {
       query: ListQuery,
       options: { readonly count: boolean },
     ): Promise<TodoPage> {
-      const filter = parseFilter(query, now());
+      const filter: TodoFilter = {
+        ...parseFilter(query, now()),
+        ...(query.include_deleted === 'true' ? { includeDeleted: true } : {}),
+      };
       const sort = parseSort(query.sort);
       const binding = bindingOf(ctx.ownerId, filter, sort);
       const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, binding);
@@ -242,10 +284,11 @@ export function createTodosService(deps: TodosServiceDeps) {
     },
 
     get(db: Db, ctx: RequestContext, id: string): Promise<Todo> {
-      return load(db, ctx, id, false);
+      return load(db, ctx, id, { forUpdate: false });
     },
 
     async create(db: Db, ctx: RequestContext, body: TodoWrite): Promise<Todo> {
+      await repository.lockOwner(db, ctx.ownerId);
       const errors: FieldError[] = [];
       checkReadOnlyEcho(body, undefined, errors);
       const status = requestedStatus(body, FIELD_DEFAULTS.status, errors);
@@ -265,14 +308,8 @@ export function createTodosService(deps: TodosServiceDeps) {
         errors,
       );
       if (errors.length > 0) throw validationError(errors);
-      // Exact under concurrency: the count is locked for the rest of the write transaction.
-      if ((await repository.lockTodoCount(db, ctx.ownerId)) >= todoQuota) {
-        throw new AppError(
-          'quota-exceeded',
-          `You already keep ${todoQuota} todos, the most allowed; delete some first.`,
-          { extensions: { limit: todoQuota } },
-        );
-      }
+      // Exact under concurrency: the owner is locked for the rest of the write transaction.
+      await assertBelowQuota(db, ctx);
       const timestamp = now().toISOString();
       const row = await repository.insert(db, {
         id: newId(),
@@ -291,7 +328,9 @@ export function createTodosService(deps: TodosServiceDeps) {
         created_at: timestamp,
         updated_at: timestamp,
       });
-      return todoRowToTodo(row, ctx.baseUrl);
+      const created = todoRowToTodo(row, ctx.baseUrl);
+      await emit(db, ctx, [eventOf('todo.created', created)], timestamp);
+      return created;
     },
 
     /** PUT: every writable field from the body, omitted ones reset to their defaults. */
@@ -302,7 +341,7 @@ export function createTodosService(deps: TodosServiceDeps) {
       body: TodoWrite,
       precondition: VersionPrecondition | undefined,
     ): Promise<Todo> {
-      const current = await load(db, ctx, id);
+      const current = await load(db, ctx, id, { forUpdate: true });
       checkPrecondition(precondition, current);
       const errors: FieldError[] = [];
       checkReadOnlyEcho(body, current, errors);
@@ -324,7 +363,7 @@ export function createTodosService(deps: TodosServiceDeps) {
       patch: TodoPatch,
       precondition: VersionPrecondition | undefined,
     ): Promise<Todo> {
-      const current = await load(db, ctx, id);
+      const current = await load(db, ctx, id, { forUpdate: true });
       checkPrecondition(precondition, current);
       const errors: FieldError[] = [];
       checkReadOnlyEcho(patch, current, errors);
@@ -351,24 +390,56 @@ export function createTodosService(deps: TodosServiceDeps) {
       action: TodoAction,
       precondition: VersionPrecondition | undefined,
     ): Promise<Todo> {
-      const current = await load(db, ctx, id);
+      const current = await load(db, ctx, id, { forUpdate: true });
       checkPrecondition(precondition, current);
       return save(db, ctx, current, { ...fieldsOf(current), status: ACTIONS[action] });
     },
 
+    /** Soft delete: the todo leaves lists and answers 404 until restored or purged. */
     async delete(
       db: Db,
       ctx: RequestContext,
       id: string,
       precondition: VersionPrecondition | undefined,
     ): Promise<void> {
-      const current = await load(db, ctx, id);
+      const current = await load(db, ctx, id, { forUpdate: true });
       checkPrecondition(precondition, current);
-      await repository.delete(db, ctx.ownerId, id);
+      const timestamp = now().toISOString();
+      const row = await repository.setDeleted(db, ctx.ownerId, id, timestamp, timestamp);
+      await emit(db, ctx, [eventOf('todo.deleted', todoRowToTodo(row, ctx.baseUrl))], timestamp);
     },
 
-    deleteMatching(db: Db, ctx: RequestContext, query: ListFiltersQuery): Promise<number> {
-      return repository.deleteMatching(db, ctx.ownerId, parseFilter(query, now()));
+    /** Undoes a delete; 409 `not-deleted` for a todo that is not deleted. */
+    async restore(
+      db: Db,
+      ctx: RequestContext,
+      id: string,
+      precondition: VersionPrecondition | undefined,
+    ): Promise<Todo> {
+      const current = await load(db, ctx, id, { forUpdate: true, includeDeleted: true });
+      checkPrecondition(precondition, current);
+      if (current.deleted_at === null) {
+        throw new AppError('not-deleted', 'This todo is not deleted; there is nothing to restore.');
+      }
+      // A restored todo counts again.
+      await assertBelowQuota(db, ctx);
+      const timestamp = now().toISOString();
+      const row = await repository.setDeleted(db, ctx.ownerId, id, null, timestamp);
+      const restored = todoRowToTodo(row, ctx.baseUrl);
+      await emit(db, ctx, [eventOf('todo.restored', restored)], timestamp);
+      return restored;
+    },
+
+    /** Soft-deletes every todo matching the filters; returns how many. */
+    async deleteMatching(db: Db, ctx: RequestContext, query: ListFiltersQuery): Promise<number> {
+      await repository.lockOwner(db, ctx.ownerId);
+      const at = now();
+      const timestamp = at.toISOString();
+      const filter = parseFilter(query, at);
+      const rows = await repository.deleteMatching(db, ctx.ownerId, filter, timestamp);
+      const events = rows.map((row) => eventOf('todo.deleted', todoRowToTodo(row, ctx.baseUrl)));
+      await emit(db, ctx, events, timestamp);
+      return rows.length;
     },
   };
 }

@@ -160,13 +160,13 @@ describe.skipIf(unavailable !== undefined)(
         // Directly in the database, after a clean stop of the service.
         expect(await within(server.stop('SIGTERM'), 15_000, 'the service stopping')).toBe(0);
         const rows = await pgCluster.query<Row>(
-          'select id, title, description, version from todos',
+          'select id, title, description, version from todos where deleted_at is null',
           [],
           DATABASE,
         );
         const sqlTally = ledger.verifyRows(rows, 'SQL');
         const duplicateTitles = await pgCluster.query(
-          'select title, count(*) as n from todos group by title having count(*) > 1',
+          'select title, count(*) as n from todos where deleted_at is null group by title having count(*) > 1',
           [],
           DATABASE,
         );
@@ -180,7 +180,7 @@ describe.skipIf(unavailable !== undefined)(
         // would show here as a count that differs from the rows.
         const usageDrift = await pgCluster.query(
           `select u.owner_id, u.todo_count, count(t.id)::int as actual
-             from owner_usage u left join todos t on t.owner_id = u.owner_id
+             from owner_usage u left join todos t on t.owner_id = u.owner_id and t.deleted_at is null
             group by u.owner_id, u.todo_count
            having u.todo_count <> count(t.id)`,
           [],

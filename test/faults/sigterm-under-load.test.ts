@@ -90,11 +90,13 @@ async function startServer(): Promise<{ server: ServerProcess; database: TestDat
   return { server, database };
 }
 
-/** Every stored todo's title, read straight from the database rather than through the API. */
+/** Every stored (not deleted) todo's title, read straight from the database, not the API. */
 async function storedTitles(database: TestDatabase): Promise<string[]> {
   const opened = createDatabase(database.url);
   try {
-    const { rows } = await sql<{ title: string }>`select title from todos`.execute(opened.db);
+    const { rows } = await sql<{
+      title: string;
+    }>`select title from todos where deleted_at is null`.execute(opened.db);
     return rows.map((row) => row.title);
   } finally {
     await opened.close();

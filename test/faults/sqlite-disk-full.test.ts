@@ -309,6 +309,10 @@ describe('SQLite disk full', () => {
       const keyedAgain = await call(baseUrl, 'POST', '/api/todos', keyedBody, {
         'idempotency-key': key,
       });
+      // A delete that fitted while full is undone first (it is a soft delete).
+      const restored = removed
+        ? await call(baseUrl, 'POST', `/api/todos/${victim.id}/restore`)
+        : undefined;
       const patched = await call(baseUrl, 'PATCH', `/api/todos/${victim.id}`, {
         title: `${run}-patched`,
       });
@@ -321,9 +325,11 @@ describe('SQLite disk full', () => {
       let titles: string[];
       try {
         integrity = sqlite.pragma('integrity_check', { simple: true });
-        titles = (sqlite.prepare('select title from todos').all() as { title: string }[]).map(
-          (row) => row.title,
-        );
+        titles = (
+          sqlite.prepare('select title from todos where deleted_at is null').all() as {
+            title: string;
+          }[]
+        ).map((row) => row.title);
       } finally {
         sqlite.close();
       }
@@ -359,6 +365,7 @@ describe('SQLite disk full', () => {
         expect(keyedAgain.status, keyedAgain.body).toBe(201);
         expect(keyedAgain.headers.get('idempotent-replayed') === 'true').toBe(keyedLanded);
       }
+      if (restored) expect(restored.status, restored.body).toBe(200);
       expect(patched.status, patched.body).toBe(200);
       // The operator hears of it: each refused write is logged at warn level or above.
       const loggedCount = [...logged.values()].reduce((sum, n) => sum + n, 0);

@@ -100,7 +100,7 @@ export function operationArbitrary(
           {
             weight: 2,
             arbitrary: fc
-              .subarray(optional, { maxLength: 4 })
+              .subarray(optional, { maxLength: Math.min(4, optional.length) })
               .chain((parameters) => fc.tuple(...parameters.map(queryEntry))),
           },
         );

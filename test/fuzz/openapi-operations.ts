@@ -133,15 +133,27 @@ function bodyOf(document: FuzzableDocument, operation: RawOperation): BodySpec |
 }
 
 /**
- * Every operation of the document. Path-level parameters are merged into each operation
- * (an operation's own parameter of the same name and location wins), as OpenAPI specifies.
+ * Whether a success of the operation is an endless `text/event-stream`: a request-response
+ * fuzzer would wait on it forever. test/events/event-stream.test.ts covers such operations.
+ */
+function streamsForever(operation: RawOperation): boolean {
+  return Object.values(operation.responses ?? {}).some((response) => {
+    const content = (response as { content?: Record<string, unknown> }).content ?? {};
+    return 'text/event-stream' in content;
+  });
+}
+
+/**
+ * Every operation of the document but endless streams. Path-level parameters are merged into
+ * each operation (an operation's own parameter of the same name and location wins), as
+ * OpenAPI specifies.
  */
 export function operationsOf(document: FuzzableDocument): OperationSpec[] {
   const operations: OperationSpec[] = [];
   for (const [pathTemplate, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
       const operation = item[method] as RawOperation | undefined;
-      if (operation === undefined) continue;
+      if (operation === undefined || streamsForever(operation)) continue;
       const byKey = new Map<string, ParameterSpec>();
       for (const raw of [...(item.parameters ?? []), ...(operation.parameters ?? [])]) {
         const parameter = parameterOf(document, raw);

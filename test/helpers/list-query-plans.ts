@@ -58,10 +58,12 @@ export const SORT_INDEX: Readonly<Record<string, string>> = {
   '-status': 'todos_owner_status_rank',
 };
 
-/** Composite indexes (migration 0007) that also lead with a sort key. */
+/** Composite indexes that also lead with a sort key (0007; the default order's, from 0001). */
 export const LEADS_WITH: Readonly<Record<string, readonly string[]>> = {
   priority: ['todos_owner_priority_due', 'todos_owner_urgent_due'],
   '-priority': ['todos_owner_priority_due', 'todos_owner_urgent_due'],
+  order: ['todos_owner_order'],
+  '-order': ['todos_owner_order'],
 };
 
 const WORDS = ['buy', 'milk', 'call', 'mom', 'write', 'report', 'café', 'fix', 'bike', 'plan'];

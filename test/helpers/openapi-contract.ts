@@ -40,12 +40,17 @@ function validatorFor(schema: object): ValidateFunction {
   return validate;
 }
 
-/** The OpenAPI path template (`/api/todos/{id}`) a concrete path belongs to. */
+/**
+ * The OpenAPI path template (`/api/todos/{id}`) a concrete path belongs to. Like the router, a
+ * template without parameters wins (`/api/todos/changes` is not a todo id).
+ */
 export function findPathTemplate(document: OpenApiDocument, path: string): string | undefined {
-  return Object.keys(document.paths).find((template) => {
+  const matching = Object.keys(document.paths).filter((template) => {
     const pattern = template.replace(/\{[^}]+\}/g, '[^/]+');
     return new RegExp(`^${pattern}/?$`).test(path);
   });
+  const parameters = (template: string) => (template.match(/\{/g) ?? []).length;
+  return matching.sort((a, b) => parameters(a) - parameters(b))[0];
 }
 
 /**

@@ -10,6 +10,7 @@ import { ACTIONS, TRANSITIONS } from '../../src/todos/todo-status.js';
 import { TODO_STATUSES, type Todo, type TodoStatus } from '../../src/todos/todo.schemas.js';
 import { openApiDocumentOf } from '../helpers/openapi-contract.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
+import { openSse } from '../helpers/sse-client.js';
 import { buildTestApp } from '../helpers/test-app.js';
 import { ownerChecksum } from './owner-checksum.js';
 
@@ -46,8 +47,12 @@ const UNAUTHENTICATED: ReadonlySet<Principal> = new Set([
   'revoked',
 ]);
 
-/** What a request works on: nothing of anyone's, the caller's collection, or one of A's todos. */
-type Target = 'none' | 'collection' | 'todo';
+/**
+ * What a request works on: nothing of anyone's, the caller's collection, one of A's todos, the
+ * caller's change feed (delta sync, event stream), the caller's webhook endpoints, one of A's
+ * endpoints, or one of the deliveries of A's endpoint.
+ */
+type Target = 'none' | 'collection' | 'todo' | 'feed' | 'hooks' | 'hook' | 'delivery';
 
 interface RouteFixture {
   /** The scope the route must declare (checked against the OpenAPI document too). */
@@ -60,6 +65,10 @@ interface RouteFixture {
   readonly success: number;
   /** Action routes: the status the action moves to; A's answer then follows TRANSITIONS. */
   readonly moveTo?: TodoStatus;
+  /** The target todo is deleted before the request (restore). */
+  readonly deletedTarget?: boolean;
+  /** The answer is an endless `text/event-stream`: its successes are read over a socket. */
+  readonly stream?: boolean;
 }
 
 const publicPage = (success = 200): RouteFixture => ({ scope: 'public', target: 'none', success });
@@ -114,6 +123,41 @@ const FIXTURES: Readonly<Record<string, RouteFixture>> = {
   'POST /api/todos/:id/complete': action('completed'),
   'POST /api/todos/:id/cancel': action('cancelled'),
   'POST /api/todos/:id/reopen': action('open'),
+  'POST /api/todos/:id/restore': {
+    scope: 'todos:write',
+    target: 'todo',
+    success: 200,
+    deletedTarget: true,
+  },
+  'GET /api/todos/changes': { scope: 'todos:read', target: 'feed', success: 200 },
+  'GET /api/todos/events': { scope: 'todos:read', target: 'feed', success: 200, stream: true },
+  'POST /api/webhooks': {
+    scope: 'webhooks:manage',
+    target: 'hooks',
+    payload: { url: 'https://93.184.215.14/matrix' },
+    success: 201,
+  },
+  'GET /api/webhooks': { scope: 'webhooks:manage', target: 'hooks', success: 200 },
+  'GET /api/webhooks/:id': { scope: 'webhooks:manage', target: 'hook', success: 200 },
+  'PATCH /api/webhooks/:id': {
+    scope: 'webhooks:manage',
+    target: 'hook',
+    payload: { description: 'patched by the matrix' },
+    success: 200,
+  },
+  'DELETE /api/webhooks/:id': { scope: 'webhooks:manage', target: 'hook', success: 204 },
+  'POST /api/webhooks/:id/rotate-secret': {
+    scope: 'webhooks:manage',
+    target: 'hook',
+    success: 200,
+  },
+  'POST /api/webhooks/:id/test': { scope: 'webhooks:manage', target: 'hook', success: 202 },
+  'GET /api/webhooks/:id/deliveries': { scope: 'webhooks:manage', target: 'hook', success: 200 },
+  'POST /api/webhooks/:id/deliveries/:delivery_id/redeliver': {
+    scope: 'webhooks:manage',
+    target: 'delivery',
+    success: 202,
+  },
 };
 
 function fixtureOf(method: string, url: string): RouteFixture | undefined {
@@ -169,26 +213,40 @@ function headersOf(principal: Principal): Record<string, string> {
   return value === undefined ? {} : { authorization: value };
 }
 
-/** The concrete path of a route: `:id` is the target todo, other parameters from the fixture. */
-function pathOf(url: string, fixture: RouteFixture, id: string | undefined): string {
+/**
+ * The concrete path of a route: `:id` is the target (todo or endpoint), `:delivery_id` the
+ * target delivery, other parameters from the fixture.
+ */
+function pathOf(url: string, fixture: RouteFixture, target: PathTarget | undefined): string {
   const path = url.replace(/:([A-Za-z_]+)/g, (_, name: string) => {
-    const value = name === 'id' ? id : fixture.params?.[name];
+    const value =
+      name === 'id'
+        ? target?.id
+        : name === 'delivery_id'
+          ? target?.deliveryId
+          : fixture.params?.[name];
     if (value === undefined) throw new Error(`${url}: the fixture gives no value for :${name}`);
     return value;
   });
   return path;
 }
 
+/** What `:id` (and `:delivery_id`) stand for in one request. */
+interface PathTarget {
+  readonly id: string;
+  readonly deliveryId?: string;
+}
+
 function requestOf(
   method: string,
   url: string,
   fixture: RouteFixture,
-  id: string | undefined,
+  id: string | PathTarget | undefined,
   principal: Principal,
 ): InjectOptions {
   return {
     method,
-    url: pathOf(url, fixture, id),
+    url: pathOf(url, fixture, typeof id === 'string' ? { id } : id),
     headers: headersOf(principal),
     ...(fixture.payload ? { payload: { ...fixture.payload } } : {}),
   };
@@ -266,7 +324,97 @@ function actionStatus(from: TodoStatus, to: TodoStatus): number {
   return from === to || TRANSITIONS[from].includes(to) ? 200 : 409;
 }
 
+/** The table that holds what a collection POST creates. */
+const CREATED_IN = { collection: 'todos', hooks: 'webhook_endpoints' } as const;
+
+/** A webhook endpoint of A's, alone (older ones go, so that A stays under the endpoint limit). */
+async function createEndpointOfA(): Promise<string> {
+  await t.database.db.deleteFrom('webhook_endpoints').where('owner_id', '=', OWNER_A).execute();
+  const response = await t.inject({
+    method: 'POST',
+    url: '/api/webhooks',
+    headers: headersOf('owner'),
+    payload: { url: 'https://93.184.215.14/of-a' },
+  });
+  expect(response.statusCode, response.body).toBe(201);
+  return response.json<{ id: string }>().id;
+}
+
+/**
+ * What a request targets: one of A's todos (deleted first when the fixture says so), one of A's
+ * endpoints (with a delivery), or — for collections — something of A's a list must show.
+ */
+async function targetOf(fixture: RouteFixture): Promise<PathTarget | undefined> {
+  switch (fixture.target) {
+    case 'none':
+      return undefined;
+    case 'hooks':
+    case 'hook':
+      return { id: await createEndpointOfA() };
+    case 'delivery': {
+      const id = await createEndpointOfA();
+      const test = await t.inject({
+        method: 'POST',
+        url: `/api/webhooks/${id}/test`,
+        headers: headersOf('owner'),
+      });
+      expect(test.statusCode, test.body).toBe(202);
+      return { id, deliveryId: test.json<{ id: string }>().id };
+    }
+    default: {
+      const todo = await createTodoOfA();
+      if (fixture.deletedTarget) {
+        const deleted = await t.inject({
+          method: 'DELETE',
+          url: `/api/todos/${todo.id}`,
+          headers: headersOf('owner'),
+        });
+        expect(deleted.statusCode).toBe(204);
+      }
+      return { id: todo.id };
+    }
+  }
+}
+
+/** The owner of the row a collection POST created. */
+async function creatorOf(fixture: RouteFixture, id: string): Promise<string | undefined> {
+  const table = fixture.target === 'hooks' ? CREATED_IN.hooks : CREATED_IN.collection;
+  const row = await t.database.db
+    .selectFrom(table)
+    .select('owner_id')
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row?.owner_id;
+}
+
+let listening: Promise<string> | undefined;
+
+/**
+ * Opens the event stream over a socket as `principal`, lets A create a todo, and returns the
+ * status and whether that todo's event arrived.
+ */
+async function streamAs(principal: Principal): Promise<{ status: number; sawA: boolean }> {
+  listening ??= t.app.listen({ port: 0, host: '127.0.0.1' });
+  const stream = await openSse(`${await listening}/api/todos/events`, headersOf(principal));
+  try {
+    if (stream.status !== 200) return { status: stream.status, sawA: false };
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const todo = await createTodoOfA();
+    const sawA = await stream.next(principal === 'other-owner' ? 300 : 5000).then(
+      (message) => message.data.includes(todo.id),
+      () => false,
+    );
+    return { status: stream.status, sawA };
+  } finally {
+    stream.close();
+  }
+}
+
 async function checkOwner(method: string, url: string, fixture: RouteFixture): Promise<void> {
+  if (fixture.stream) {
+    expect(await streamAs('owner')).toEqual({ status: 200, sawA: true });
+    return;
+  }
   if (fixture.moveTo !== undefined) {
     for (const from of TODO_STATUSES) {
       const todo = await createTodoOfA(from);
@@ -282,24 +430,23 @@ async function checkOwner(method: string, url: string, fixture: RouteFixture): P
     }
     return;
   }
-  const todo = fixture.target === 'none' ? undefined : await createTodoOfA();
-  const response = await t.inject(requestOf(method, url, fixture, todo?.id, 'owner'));
+  const target = await targetOf(fixture);
+  const response = await t.inject(requestOf(method, url, fixture, target, 'owner'));
   expect(response.statusCode, response.body).toBe(fixture.success);
-  if (!todo || method === 'HEAD') return;
-  if (fixture.target === 'todo' && response.statusCode === 200) {
-    expect(response.json<Todo>().id).toBe(todo.id);
+  if (method === 'GET' && fixture.target === 'feed') {
+    expect(response.json<{ next_since: string }>().next_since).toBeTruthy();
   }
-  if (method === 'GET' && fixture.target === 'collection') {
-    expect(response.json<Todo[]>().map((listed) => listed.id)).toContain(todo.id);
+  if (!target || method === 'HEAD') return;
+  const single = fixture.target === 'todo' || fixture.target === 'hook';
+  if (single && response.statusCode === 200 && !url.endsWith('/deliveries')) {
+    expect(response.json<{ id: string }>().id).toBe(target.id);
   }
-  if (method === 'POST' && fixture.target === 'collection') {
-    const created = response.json<Todo>();
-    const row = await t.database.db
-      .selectFrom('todos')
-      .select('owner_id')
-      .where('id', '=', created.id)
-      .executeTakeFirst();
-    expect(row?.owner_id).toBe(OWNER_A);
+  const listing = fixture.target === 'collection' || fixture.target === 'hooks';
+  if (method === 'GET' && listing) {
+    expect(response.json<{ id: string }[]>().map((listed) => listed.id)).toContain(target.id);
+  }
+  if (method === 'POST' && listing) {
+    expect(await creatorOf(fixture, response.json<{ id: string }>().id)).toBe(OWNER_A);
   }
 }
 
@@ -309,13 +456,23 @@ async function checkOtherPrincipal(
   fixture: RouteFixture,
   principal: Exclude<Principal, 'owner'>,
 ): Promise<void> {
-  const todo = await createTodoOfA();
-  if (principal === 'other-owner' && fixture.target === 'collection') {
+  if (fixture.stream && (principal === 'other-owner' || principal === 'read-only')) {
+    // B's stream stays silent while A writes; A's own read-only key sees A's events.
+    const expected = { status: 200, sawA: principal === 'read-only' };
+    expect(await streamAs(principal)).toEqual(expected);
+    return;
+  }
+  const target = await targetOf(fixture);
+  if (
+    principal === 'other-owner' &&
+    (fixture.target === 'collection' || fixture.target === 'hooks')
+  ) {
     // B's own data is empty before each of its collection requests.
     await t.database.db.deleteFrom('todos').where('owner_id', '=', OWNER_B).execute();
+    await t.database.db.deleteFrom('webhook_endpoints').where('owner_id', '=', OWNER_B).execute();
   }
   const before = await checksumOf(OWNER_A);
-  const request = requestOf(method, url, fixture, todo.id, principal);
+  const request = requestOf(method, url, fixture, target, principal);
   const response = await t.inject(request);
 
   if (UNAUTHENTICATED.has(principal)) {
@@ -329,26 +486,28 @@ async function checkOtherPrincipal(
     } else {
       expectInsufficientScope(response, method, fixture.scope);
     }
-  } else if (fixture.target === 'todo') {
-    // API1: A's todo and a todo that never existed answer B identically.
-    const missing = await t.inject(requestOf(method, url, fixture, uuidv7(), principal));
+  } else if (
+    fixture.target === 'todo' ||
+    fixture.target === 'hook' ||
+    fixture.target === 'delivery'
+  ) {
+    // API1: A's todo (endpoint, delivery) and one that never existed answer B identically.
+    const never = { id: uuidv7(), deliveryId: uuidv7() };
+    const missing = await t.inject(requestOf(method, url, fixture, never, principal));
     expect(response.statusCode, response.body).toBe(404);
     if (method !== 'HEAD') expectProblem(response, 404, 'not-found');
     expect(missing.statusCode).toBe(404);
     expect(bodyWithoutRequestIdentity(response)).toBe(bodyWithoutRequestIdentity(missing));
     expect(stableHeaders(response)).toEqual(stableHeaders(missing));
+  } else if (fixture.target === 'feed') {
+    expect(response.statusCode, response.body).toBe(fixture.success);
+    if (method === 'GET') expect(response.json<{ changes: unknown[] }>().changes).toEqual([]);
   } else {
     expect(response.statusCode, response.body).toBe(fixture.success);
     if (method === 'GET') expect(response.json()).toEqual([]);
     if (method === 'HEAD') expect(response.headers['content-length']).toBe('2');
     if (method === 'POST') {
-      const created = response.json<Todo>();
-      const row = await t.database.db
-        .selectFrom('todos')
-        .select('owner_id')
-        .where('id', '=', created.id)
-        .executeTakeFirst();
-      expect(row?.owner_id).toBe(OWNER_B);
+      expect(await creatorOf(fixture, response.json<{ id: string }>().id)).toBe(OWNER_B);
     }
   }
   expect(await checksumOf(OWNER_A), "A's rows changed").toBe(before);
@@ -458,7 +617,7 @@ describe('authorization matrix (AUTH_MODE=required)', () => {
         for (const method of ['TRACE', 'PROPFIND']) {
           const response = await t.inject({
             method,
-            url: pathOf(url, fixture, todo.id),
+            url: pathOf(url, fixture, { id: todo.id, deliveryId: uuidv7() }),
             headers: headersOf(principal),
           });
           const label = `${method} ${url} × ${principal}`;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOT_FOUND_DETAIL } from '../../src/http/app-error.js';
 import type { ProblemCode } from '../../src/http/problem-codes.js';
 import type { Todo } from '../../src/todos/todo.schemas.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
@@ -15,7 +16,7 @@ const UNKNOWN_ID = '01a1fe80-9e7e-701f-975b-c311c00148bc';
 /** Stands for the id of a real todo in the table below. */
 const REAL = '{id}';
 /** What a malformed id gets: the same answer as an id that names nothing. */
-const ID_NOT_FOUND = 'No todo exists at this address.';
+const ID_NOT_FOUND = NOT_FOUND_DETAIL;
 
 /**
  * [label, path segment, answer]. `route` 404s come from a dot-segment that moves the path off the
@@ -82,7 +83,11 @@ describe('odd ids on every :id route (row 19, inject)', () => {
             writes || method === 'POST' ? { 'content-type': 'application/json' } : {},
           ),
           ...(writes
-            ? { payload: '{"title":"hijacked"}' }
+            ? {
+                payload: template.startsWith('/api/webhooks')
+                  ? '{"description":"hijacked"}'
+                  : '{"title":"hijacked"}',
+              }
             : method === 'POST'
               ? { payload: '{}' }
               : {}),

@@ -16,6 +16,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     insert into owner_usage (owner_id, todo_count)
     select owner_id, count(*) from todos group by owner_id
   `.execute(db);
+  await createCountTriggers(db);
+}
+
+/** The triggers that keep `todo_count` (also what 0010's `down` goes back to). */
+export async function createCountTriggers(db: Kysely<unknown>): Promise<void> {
   if (dialectOf(db) === 'postgres') await createPostgresTriggers(db);
   else await createSqliteTriggers(db);
 }
