@@ -153,6 +153,7 @@ export function startDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWor
             now: at.toISOString(),
             leasedUntil: new Date(at.getTime() + options.leaseMs).toISOString(),
             limit: free,
+            perEndpoint: options.perEndpoint,
             excludeEndpoints: full,
           }),
         );

@@ -12,6 +12,8 @@ import type {
 
 /** Rows per INSERT, far below SQLite's parameter limit. */
 const INSERT_CHUNK = 500;
+/** Due deliveries a claim considers, oldest first. */
+const CLAIM_WINDOW = 500;
 
 type EndpointChanges = Partial<
   Pick<
@@ -174,8 +176,10 @@ export const webhooksRepository = {
 
   /**
    * Leases up to `limit` due deliveries (pending, due, not leased by a live worker), oldest
-   * first, counting the attempt. PostgreSQL skips rows another instance is claiming; SQLite
-   * serializes the claim in its write transaction.
+   * first, at most `perEndpoint` of any one endpoint, counting the attempt. Only the oldest
+   * `CLAIM_WINDOW` due deliveries are looked at, so a long queue costs a claim nothing more.
+   * PostgreSQL skips rows another instance is claiming; SQLite serializes the claim in its
+   * write transaction.
    */
   async claimDue(
     db: Db,
@@ -183,26 +187,51 @@ export const webhooksRepository = {
       readonly now: string;
       readonly leasedUntil: string;
       readonly limit: number;
+      readonly perEndpoint: number;
       readonly excludeEndpoints: readonly string[];
     },
   ): Promise<WebhookDeliveryRow[]> {
     if (options.limit <= 0) return [];
-    let due = db
+    let window = db
       .selectFrom('webhook_deliveries')
-      .select('id')
+      .select(['id', 'endpoint_id', 'next_attempt_at'])
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<=', options.now)
       .where((eb) => eb.or([eb('leased_until', 'is', null), eb('leased_until', '<=', options.now)]))
       .orderBy('next_attempt_at')
-      .limit(options.limit);
+      .limit(CLAIM_WINDOW);
     if (options.excludeEndpoints.length > 0) {
-      due = due.where('endpoint_id', 'not in', options.excludeEndpoints);
+      window = window.where('endpoint_id', 'not in', options.excludeEndpoints);
     }
-    if (dialectOf(db) === 'postgres') due = due.forUpdate().skipLocked();
+    const ranked = db
+      .selectFrom(window.as('due'))
+      .select([
+        'due.id',
+        'due.next_attempt_at',
+        sql<number>`row_number() over (partition by due.endpoint_id order by due.next_attempt_at)`.as(
+          'rank',
+        ),
+      ]);
+    const chosen = db
+      .selectFrom(ranked.as('ranked'))
+      .select('ranked.id')
+      .where('ranked.rank', '<=', options.perEndpoint)
+      .orderBy('ranked.next_attempt_at')
+      .limit(options.limit);
+    // Row locks cannot sit next to a window function: they go on an outer select.
+    const claimable =
+      dialectOf(db) === 'postgres'
+        ? db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('id', 'in', chosen)
+            .forUpdate()
+            .skipLocked()
+        : chosen;
     return db
       .updateTable('webhook_deliveries')
       .set((eb) => ({ leased_until: options.leasedUntil, attempts: eb('attempts', '+', 1) }))
-      .where('id', 'in', due)
+      .where('id', 'in', claimable)
       .returningAll()
       .execute();
   },
