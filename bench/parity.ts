@@ -12,6 +12,12 @@ import type { NewTodoRow } from '../src/todos/todo.table.js';
 import { createTodosService } from '../src/todos/todos.service.js';
 
 /** Id of the todo the service creates, and of its copy written by a seeding path. */
+/**
+ * Tables keyed by `todo_id` that hold history, not the todo's state: the outbox. Seeded todos
+ * stand for todos written before the benchmark, whose events are past their retention.
+ */
+export const HISTORY_TABLES: readonly string[] = ['todo_events'];
+
 export const PARITY_SERVICE_ID = '01900000-0000-7000-8000-000000000001';
 export const PARITY_SEEDED_ID = '01900000-0000-7000-8000-000000000002';
 

@@ -35,6 +35,7 @@ import { createRowGenerator, SEARCH_WORD } from './data.js';
 import {
   createParityTodo,
   differences,
+  HISTORY_TABLES,
   PARITY_SEEDED_ID,
   PARITY_SERVICE_ID,
   parityRow,
@@ -172,7 +173,10 @@ function count(sqlite: Sqlite, table: string): number {
 /** Tables other than `todos` with a `todo_id` column: rows the service keeps per todo. */
 function derivedTablesOf(sqlite: Sqlite): string[] {
   return tableNames(sqlite).filter(
-    (table) => table !== 'todos' && columnsOf(sqlite, table).some((c) => c.name === 'todo_id'),
+    (table) =>
+      table !== 'todos' &&
+      !HISTORY_TABLES.includes(table) &&
+      columnsOf(sqlite, table).some((c) => c.name === 'todo_id'),
   );
 }
 
