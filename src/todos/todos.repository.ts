@@ -353,6 +353,21 @@ export const todosRepository = {
       .returning(TODO_ROW_COLUMNS);
   },
 
+  /**
+   * Locks every todo matching `filter` (PostgreSQL; SQLite serializes writes anyway), in id
+   * order, before a bulk change touches the owner's row.
+   */
+  async lockMatching(db: Db, ownerId: string, filter: TodoFilter): Promise<void> {
+    if (dialectOf(db) !== 'postgres') return;
+    await db
+      .selectFrom('todos')
+      .select('id')
+      .where((eb) => matching(eb, dialectOf(db), ownerId, filter))
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+  },
+
   /** Marks every todo matching `filter` deleted at `at`, as `setDeleted` does; returns them. */
   deleteMatching(db: Db, ownerId: string, filter: TodoFilter, at: string): Promise<TodoRow[]> {
     return todosRepository.deleteMatchingQuery(db, ownerId, filter, at).execute();
@@ -424,11 +439,11 @@ export const todosRepository = {
   },
 
   /**
-   * Holds the owner's `owner_usage` row until the end of the caller's write transaction. Every
-   * write takes it first, so that one owner's writes apply one after another and lock in the
-   * same order (owner, then todos: no deadlock), the quota counts exactly under concurrent
-   * creates, and event numbers commit in order. SQLite serializes writes anyway; PostgreSQL
-   * locks the row (created first if missing, so that two first writes cannot both see none).
+   * Holds the owner's `owner_usage` row until the end of the caller's write transaction, so
+   * that the quota counts exactly under concurrent creates and restores. (Every write also
+   * takes it at its end, when its events are numbered: so event numbers commit in order.)
+   * SQLite serializes writes anyway; PostgreSQL locks the row (created first if missing, so
+   * that two first writes cannot both see none).
    */
   async lockOwner(db: Db, ownerId: string): Promise<void> {
     if (dialectOf(db) !== 'postgres') return;

@@ -163,9 +163,11 @@ export function createTodosService(deps: TodosServiceDeps) {
 
   /**
    * The todo as it is now (deleted ones only with `includeDeleted`). For a change
-   * (`forUpdate`), the owner and the row are locked until the write transaction ends, so that
-   * concurrent changes apply one after another: each sees the version the previous one left,
-   * and `If-Match` answers 412 instead of losing an update.
+   * (`forUpdate`), the row is locked until the write transaction ends, so that concurrent
+   * changes apply one after another: each sees the version the previous one left, and
+   * `If-Match` answers 412 instead of losing an update. (Locks go todo rows first, then the
+   * owner's row — taken by the event numbering at the end — so that no two writes wait on
+   * each other in a circle; a create, which locks no existing row, takes the owner first.)
    */
   async function load(
     db: Db,
@@ -173,7 +175,6 @@ export function createTodosService(deps: TodosServiceDeps) {
     id: string,
     options: { readonly forUpdate: boolean; readonly includeDeleted?: boolean },
   ): Promise<Todo> {
-    if (options.forUpdate) await repository.lockOwner(db, ctx.ownerId);
     const row = await repository.findById(db, ctx.ownerId, id, options);
     if (!row) throw notFound();
     return todoRowToTodo(row, ctx.baseUrl);
@@ -421,7 +422,8 @@ export function createTodosService(deps: TodosServiceDeps) {
       if (current.deleted_at === null) {
         throw new AppError('not-deleted', 'This todo is not deleted; there is nothing to restore.');
       }
-      // A restored todo counts again.
+      // A restored todo counts again: checked under the owner's lock, like a create.
+      await repository.lockOwner(db, ctx.ownerId);
       await assertBelowQuota(db, ctx);
       const timestamp = now().toISOString();
       const row = await repository.setDeleted(db, ctx.ownerId, id, null, timestamp);
@@ -432,10 +434,11 @@ export function createTodosService(deps: TodosServiceDeps) {
 
     /** Soft-deletes every todo matching the filters; returns how many. */
     async deleteMatching(db: Db, ctx: RequestContext, query: ListFiltersQuery): Promise<number> {
-      await repository.lockOwner(db, ctx.ownerId);
       const at = now();
       const timestamp = at.toISOString();
       const filter = parseFilter(query, at);
+      // Rows first, owner (by the count trigger, then the events) after, as every write.
+      await repository.lockMatching(db, ctx.ownerId, filter);
       const rows = await repository.deleteMatching(db, ctx.ownerId, filter, timestamp);
       const events = rows.map((row) => eventOf('todo.deleted', todoRowToTodo(row, ctx.baseUrl)));
       await emit(db, ctx, events, timestamp);
