@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from './principal.js';
 
@@ -20,4 +21,12 @@ export function ownerIdOf(request: FastifyRequest): string {
     throw new Error(`${request.method} ${request.url} reached owner data without authentication`);
   }
   return request.principal.ownerId;
+}
+
+/**
+ * A fixed-size stand-in for an owner id, where the id itself should not travel (sync tokens,
+ * PostgreSQL NOTIFY payloads): unbounded ids stay short, and nothing reveals whose it is.
+ */
+export function ownerFingerprint(ownerId: string): string {
+  return createHash('sha256').update(ownerId).digest('base64url');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { ownerFingerprint } from '../auth/owner.js';
 import type { Db } from '../db/database.js';
 import { AppError } from '../http/app-error.js';
 import type { TokenSealer } from '../http/sealed-token.js';
@@ -19,9 +19,6 @@ interface SyncTokenPayload {
   /** Whose events: a fingerprint of the owner. */
   readonly o: string;
 }
-
-const ownerTag = (ownerId: string) =>
-  createHash('sha256').update(ownerId).digest('base64url').slice(0, 16);
 
 function isPayload(value: unknown): value is SyncTokenPayload {
   if (typeof value !== 'object' || value === null) return false;
@@ -44,11 +41,15 @@ function expired(): AppError {
 
 export function createDeltaSync(sealer: TokenSealer) {
   const tokenOf = (ownerId: string, seq: number) =>
-    sealer.seal({ s: seq, o: ownerTag(ownerId) } satisfies SyncTokenPayload);
+    sealer.seal({ s: seq, o: ownerFingerprint(ownerId) } satisfies SyncTokenPayload);
 
   function seqOf(token: string, ownerId: string): number {
     const opened = sealer.open(token);
-    if (!opened.ok || !isPayload(opened.payload) || opened.payload.o !== ownerTag(ownerId)) {
+    if (
+      !opened.ok ||
+      !isPayload(opened.payload) ||
+      opened.payload.o !== ownerFingerprint(ownerId)
+    ) {
       throw invalidSince('is not a token this service gave you');
     }
     return opened.payload.s;

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { ownerFingerprint } from '../auth/owner.js';
 import type { Database } from '../db/database.js';
 
 /**
@@ -28,9 +28,6 @@ export interface StreamSubscriber {
 
 const CHANNEL = 'todo_events';
 
-/** Owners travel as a fixed-size fingerprint: NOTIFY payloads are short and visible to admins. */
-const ownerTag = (ownerId: string) => createHash('sha256').update(ownerId).digest('base64url');
-
 export async function createEventBus(
   database: Database,
   log: FastifyBaseLogger,
@@ -47,7 +44,7 @@ export async function createEventBus(
 
   return {
     subscribe(ownerId, subscriber) {
-      const tag = ownerTag(ownerId);
+      const tag = ownerFingerprint(ownerId);
       const owned = streams.get(tag) ?? new Set();
       owned.add(subscriber);
       streams.set(tag, owned);
@@ -58,11 +55,11 @@ export async function createEventBus(
     },
 
     streamsOf(ownerId) {
-      return streams.get(ownerTag(ownerId))?.size ?? 0;
+      return streams.get(ownerFingerprint(ownerId))?.size ?? 0;
     },
 
     published(ownerId) {
-      const tag = ownerTag(ownerId);
+      const tag = ownerFingerprint(ownerId);
       wake(tag);
       notifications?.notify(CHANNEL, tag).catch((error: unknown) => {
         // Other instances' streams catch up at their next poll.

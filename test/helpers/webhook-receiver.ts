@@ -24,6 +24,8 @@ export type Answer = (
 export interface WebhookReceiver {
   readonly url: string;
   readonly received: Received[];
+  /** The most requests this receiver was answering at once. */
+  maxInFlight(): number;
   /** Resolves once `count` requests arrived; rejects after `timeoutMs`. */
   waitFor(count: number, timeoutMs?: number): Promise<Received[]>;
   close(): Promise<void>;
@@ -35,7 +37,11 @@ export async function startReceiver(
 ): Promise<WebhookReceiver> {
   const received: Received[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
+  const load = { now: 0, max: 0 };
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    load.now++;
+    load.max = Math.max(load.max, load.now);
+    response.on('close', () => load.now--);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
@@ -62,6 +68,7 @@ export async function startReceiver(
   return {
     url: `http://127.0.0.1:${port}/hook`,
     received,
+    maxInFlight: () => load.max,
     waitFor(count, timeoutMs = 10_000) {
       if (received.length >= count) return Promise.resolve(received.slice());
       return new Promise((resolve, reject) => {

@@ -261,4 +261,45 @@ describe('webhook deliveries', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(target.received).toHaveLength(0);
   });
+
+  it('sends at most WEBHOOK_ENDPOINT_CONCURRENCY attempts to one endpoint at once', async () => {
+    const { receiver, createTodo } = await setUp(() => ({ status: 200, delayMs: 150 }), {
+      WEBHOOK_ENDPOINT_CONCURRENCY: '2',
+    });
+    for (let i = 0; i < 8; i++) await createTodo(`capped ${i}`);
+    await receiver.waitFor(8);
+    expect(receiver.maxInFlight()).toBe(2);
+  });
+
+  it('pages the delivery log newest first with Link, and refuses a foreign cursor', async () => {
+    const { t, receiver, endpoint } = await setUp();
+    for (let i = 0; i < 3; i++) {
+      await t.inject({ method: 'POST', url: `/api/webhooks/${endpoint.id}/test` });
+    }
+    await receiver.waitFor(3);
+    const first = await t.inject({
+      method: 'GET',
+      url: `/api/webhooks/${endpoint.id}/deliveries?limit=2`,
+    });
+    const next = /<http:\/\/todo\.test([^>]+)>; rel="next"/.exec(String(first.headers.link))?.[1];
+    expect(first.json<WebhookDelivery[]>()).toHaveLength(2);
+    if (next === undefined) throw new Error('no next page');
+    const second = await t.inject({ method: 'GET', url: next });
+    expect(second.headers.link).toBeUndefined();
+    const ids = [...first.json<WebhookDelivery[]>(), ...second.json<WebhookDelivery[]>()].map(
+      (delivery) => delivery.id,
+    );
+    expect(new Set(ids).size).toBe(3);
+    expect(ids).toEqual([...ids].sort().reverse());
+    const other = (
+      await t.inject({ method: 'POST', url: '/api/webhooks', payload: { url: receiver.url } })
+    ).json<WebhookEndpoint>();
+    const cursor = new URL(`http://x${next}`).searchParams.get('cursor') ?? '';
+    const foreign = await t.inject({
+      method: 'GET',
+      url: `/api/webhooks/${other.id}/deliveries?cursor=${encodeURIComponent(cursor)}`,
+    });
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json<{ code: string }>().code).toBe('invalid-cursor');
+  });
 });
