@@ -15,10 +15,41 @@ const SQLITE_ONLY = [
   'test/faults/sqlite-disk-full.test.ts',
 ];
 
+/**
+ * Suites of the HTTP layer, the rate limiter and the JWT verifier: whatever they store is only a
+ * fixture, and every check (status, headers, framing, timeouts, budgets) is decided before or
+ * beside the database, so a PostgreSQL run would repeat the SQLite one. They run on SQLite only.
+ * A suite that checks what the database stores or answers (isolation, idempotency, paging,
+ * transitions, events, webhooks, quota, error mapping, durability) stays on both.
+ */
+const DATABASE_AGNOSTIC = [
+  // Rate-limit fields, 429s, budgets per owner and address, Redis sharing and outage fallback.
+  'test/rate-limits.test.ts',
+  // Request ids, Host reflection, smuggling framings and 431s: refused by the HTTP parser.
+  'test/security/smuggling.test.ts',
+  // Slowloris: header, body and keep-alive timeouts of the Node server (408, connection close).
+  'test/security/slow-clients.test.ts',
+  // Oversized bodies: 413 before any handler runs, and the server's memory while refusing.
+  'test/security/bodies.test.ts',
+  // Head limits and framing over raw sockets (431, 414, 400).
+  'test/http-server.test.ts',
+  // X-Forwarded-* from trusted proxies: rate-limit address and the url built from them.
+  'test/trust-proxy.test.ts',
+  // The OpenAPI document lists every registered route.
+  'test/openapi.test.ts',
+  // The limiter against in-memory and Redis stores; opens no database.
+  'src/limits/rate-limiter.test.ts',
+  // JWT verification against a local JWKS server; opens no database.
+  'src/auth/jwt-verifier.test.ts',
+];
+
 /** Suites of PostgreSQL alone (`*.postgres.test.ts`), such as its query plans. */
 const POSTGRES_ONLY = ['**/*.postgres.test.ts'];
 
-/** The same files on each database; test/helpers/test-database.ts reads `TEST_DIALECT`. */
+/**
+ * The same files on each database, but for the lists above; test/helpers/test-database.ts reads
+ * `TEST_DIALECT`.
+ */
 const projects: TestProjectInlineConfiguration[] = [
   {
     extends: true,
@@ -34,7 +65,7 @@ if (process.env.TEST_DATABASE_URL) {
     extends: true,
     test: {
       name: 'postgres',
-      exclude: [...configDefaults.exclude, ...SQLITE_ONLY],
+      exclude: [...configDefaults.exclude, ...SQLITE_ONLY, ...DATABASE_AGNOSTIC],
       env: { TEST_DIALECT: 'postgres' },
     },
   });
