@@ -46,6 +46,12 @@ const DATABASE_AGNOSTIC = [
 /** Suites of PostgreSQL alone (`*.postgres.test.ts`), such as its query plans. */
 const POSTGRES_ONLY = ['**/*.postgres.test.ts'];
 
+/** Every suite; each project below picks from it. */
+const ALL = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+
+/** The web app and /docs in Chromium: a project of their own (below), on SQLite. */
+const BROWSER = ['test/browser/**'];
+
 /**
  * The same files on each database, but for the lists above; test/helpers/test-database.ts reads
  * `TEST_DIALECT`.
@@ -55,8 +61,22 @@ const projects: TestProjectInlineConfiguration[] = [
     extends: true,
     test: {
       name: 'sqlite',
-      exclude: [...configDefaults.exclude, ...POSTGRES_ONLY],
+      include: ALL,
+      exclude: [...configDefaults.exclude, ...POSTGRES_ONLY, ...BROWSER],
       env: { TEST_DIALECT: 'sqlite' },
+      sequence: { groupOrder: 0 },
+    },
+  },
+  {
+    extends: true,
+    test: {
+      name: 'browser',
+      include: BROWSER.map((folder) => `${folder}/*.test.ts`),
+      env: { TEST_DIALECT: 'sqlite' },
+      // After the other projects, on an idle machine: the live-update tests assert "within a
+      // second", and a page's first render is slow while other suites load both cores.
+      sequence: { groupOrder: 1 },
+      expect: { poll: { timeout: 5000 } },
     },
   },
 ];
@@ -65,18 +85,22 @@ if (process.env.TEST_DATABASE_URL) {
     extends: true,
     test: {
       name: 'postgres',
-      exclude: [...configDefaults.exclude, ...SQLITE_ONLY, ...DATABASE_AGNOSTIC],
+      include: ALL,
+      exclude: [...configDefaults.exclude, ...SQLITE_ONLY, ...DATABASE_AGNOSTIC, ...BROWSER],
       env: { TEST_DIALECT: 'postgres' },
+      sequence: { groupOrder: 0 },
     },
   });
 }
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // No `include` here: a project's own would add to it rather than replace it.
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
+    // Bundles web/dist from the current sources: `/` serves it in every project.
+    globalSetup: ['test/helpers/build-web-app.ts'],
     // Most suites wait on sockets, child processes and timers rather than on the CPU: two
     // workers halve the wall time on a 2-core machine (measured: 6 min → 3.5 min for SQLite).
     maxWorkers: 2,

@@ -41,6 +41,7 @@ import { problemsRoutes } from './problems/problems.routes.js';
 import { createCursorCodec } from './todos/todo-cursor.js';
 import { todosRoutes } from './todos/todos.routes.js';
 import { createTodosService } from './todos/todos.service.js';
+import { WEB_APP_ROOT, webAppRoutes } from './web/web-app.routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -258,6 +259,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await jsonApi.register(openApiRoute);
   });
   await app.register(problemsRoutes);
+  await app.register(webAppRoutes, { root: WEB_APP_ROOT });
 
   const bus = await createEventBus(database, app.log);
   await app.register(eventStreamRoutes, {

@@ -19,7 +19,7 @@ import { createDatabase } from '../src/db/create-database.js';
 import type { Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
 import type { Problem } from '../src/http/problem.js';
-import { ACTIONS } from '../src/todos/todo-status.js';
+import { ACTIONS } from '../src/todos/todo-transitions.js';
 import type { Todo } from '../src/todos/todo.schemas.js';
 import { expectProblem } from './helpers/problem-assertions.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';

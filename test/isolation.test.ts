@@ -1,6 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ACTIONS } from '../src/todos/todo-status.js';
+import { ACTIONS } from '../src/todos/todo-transitions.js';
 import { ListQuerySchema, type Todo } from '../src/todos/todo.schemas.js';
 import { expectProblem } from './helpers/problem-assertions.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';

@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TodoAction } from '../src/todos/todo-status.js';
+import type { TodoAction } from '../src/todos/todo-transitions.js';
 import type { Todo, TodoStatus } from '../src/todos/todo.schemas.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
 import { STATUSES, TABLE, type Cell } from './helpers/transition-oracle.js';

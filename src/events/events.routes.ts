@@ -9,7 +9,7 @@ import { baseUrlOf } from '../http/request-context.js';
 import type { DeltaSync } from './delta-sync.js';
 import type { EventBus } from './event-bus.js';
 import { streamEvents, type EventStreamSettings } from './event-stream.js';
-import { TODO_EVENT_TYPES } from './todo-events.js';
+import { TODO_EVENT_TYPES } from './todo-event-types.js';
 import { todoEventsRepository as events } from './todo-events.repository.js';
 import { ChangesPageSchema, ChangesQuerySchema } from './todo-event.schemas.js';
 

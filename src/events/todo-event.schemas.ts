@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { TODO_STATUSES, TodoSchema } from '../todos/todo.schemas.js';
-import { TODO_EVENT_TYPES } from './todo-events.js';
+import { TODO_EVENT_TYPES } from './todo-event-types.js';
 
 /** The shapes of events (stream, webhooks) and of the delta-sync feed. */
 

@@ -3,6 +3,7 @@ import type { Todo, TodoStatus } from '../todos/todo.schemas.js';
 import { todoUrl } from '../todos/todo-url.js';
 import type { TodoEventRow } from './todo-event.table.js';
 import type { TodoEvent } from './todo-event.schemas.js';
+import type { TodoEventType } from './todo-event-types.js';
 
 /**
  * The event catalogue and the one rule that turns a change into events. Each event type is
@@ -13,16 +14,6 @@ import type { TodoEvent } from './todo-event.schemas.js';
  *   A completion is therefore `todo.status_changed` + `todo.completed`, never a `todo.updated`;
  * - `todo.created`, `todo.deleted` and `todo.restored` for those changes alone.
  */
-export const TODO_EVENT_TYPES = [
-  'todo.created',
-  'todo.updated',
-  'todo.status_changed',
-  'todo.completed',
-  'todo.reopened',
-  'todo.deleted',
-  'todo.restored',
-] as const;
-export type TodoEventType = (typeof TODO_EVENT_TYPES)[number];
 
 /** The todo as an event carries it: its representation without `url`, which each reader adds. */
 export type EventTodo = Omit<Todo, 'url'>;

@@ -109,7 +109,8 @@ function detailOf(error: ErrorObject): string {
 
 /**
  * Turns Ajv's errors into one `FieldError` per JSON Pointer. Union failures (`string | null`)
- * collapse into a single "must be string or null" instead of one line per branch.
+ * collapse into a single "must be string or null" instead of one line per branch, or into nothing
+ * when an error inside the value explains them.
  */
 export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
   const byPointer = new Map<string, ErrorObject[]>();
@@ -123,6 +124,11 @@ export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
       // A branch whose type matched reports the real constraint (e.g. maxLength); otherwise
       // the value matched no branch's type.
       const constraints = group.filter((e) => e.keyword !== 'anyOf' && e.keyword !== 'type');
+      // An error inside the value (`/labels/0` too long) already says why `array | null` failed.
+      const explainedWithin = [...byPointer.keys()].some((other) =>
+        other.startsWith(`${pointer}/`),
+      );
+      if (constraints.length === 0 && explainedWithin) continue;
       if (constraints.length === 0) {
         const types = group
           .filter((error) => error.keyword === 'type')

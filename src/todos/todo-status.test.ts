@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../http/app-error.js';
-import { ACTIONS, TRANSITIONS, assertTransition, canTransition } from './todo-status.js';
+import { assertTransition } from './todo-status.js';
+import { ACTIONS, TRANSITIONS, canTransition } from './todo-transitions.js';
 import type { TodoStatus } from './todo.schemas.js';
 import { STATUSES as COLUMNS, TABLE, type Cell } from '../../test/helpers/transition-oracle.js';
 

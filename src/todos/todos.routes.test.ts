@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../test/helpers/problem-assertions.js';
+import type { Problem } from '../http/problem.js';
 import { buildTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { TODO_STATUSES, type Todo } from './todo.schemas.js';
 
@@ -606,6 +607,17 @@ describe('the todo resource', () => {
       expectProblem(await patch(created, { title: null }), 422, 'validation-error', {
         pointer: '/title',
       });
+    });
+
+    it('names only the label at fault when a nullable labels array holds a too-long label', async () => {
+      const created = await create();
+      const response = await patch(created, { labels: ['ok', 'l'.repeat(65)] });
+      expect(response.statusCode).toBe(422);
+      // Not also "/labels: must be null", the other branch of `array | null`.
+      const errors = response.json<Problem>().errors ?? [];
+      expect(errors.map((error) => `${error.pointer} ${error.code}`)).toEqual([
+        '/labels/1 maxLength',
+      ]);
     });
 
     it('returns 422 when setting due_at while due_date is set', async () => {

@@ -28,7 +28,7 @@ import {
   type Idempotency,
   type WriteResponse,
 } from '../idempotency/idempotency.js';
-import { ACTIONS, TRANSITIONS, type TodoAction } from './todo-status.js';
+import { ACTIONS, TRANSITIONS, type TodoAction } from './todo-transitions.js';
 import {
   ListFiltersQuerySchema,
   ListQuerySchema,

@@ -9,7 +9,8 @@ import { satisfies, type VersionPrecondition } from '../http/conditional.js';
 import type { CursorCodec } from './todo-cursor.js';
 import { FIELD_DEFAULTS, normalizeFields, type TodoFields } from './todo-fields.js';
 import { parseFilter, parseSort, type SortKey, type TodoFilter } from './todo-list-query.js';
-import { ACTIONS, assertTransition, type TodoAction } from './todo-status.js';
+import { assertTransition } from './todo-status.js';
+import { ACTIONS, type TodoAction } from './todo-transitions.js';
 import {
   LIMITS,
   LIST_LIMIT,

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { TODO_EVENT_TYPES } from '../events/todo-events.js';
+import { TODO_EVENT_TYPES } from '../events/todo-event-types.js';
 
 /** The shapes of `/api/webhooks`: endpoints, their deliveries, and the test event. */
 

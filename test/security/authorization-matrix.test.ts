@@ -6,7 +6,7 @@ import { createApiKey } from '../../src/auth/api-keys.js';
 import { apiKeysRepository } from '../../src/auth/api-keys.repository.js';
 import { SCOPES, type RouteScope } from '../../src/auth/scopes.js';
 import type { Problem } from '../../src/http/problem.js';
-import { ACTIONS, TRANSITIONS } from '../../src/todos/todo-status.js';
+import { ACTIONS, TRANSITIONS } from '../../src/todos/todo-transitions.js';
 import { TODO_STATUSES, type Todo, type TodoStatus } from '../../src/todos/todo.schemas.js';
 import { openApiDocumentOf } from '../helpers/openapi-contract.js';
 import { expectProblem } from '../helpers/problem-assertions.js';
@@ -84,6 +84,7 @@ const action = (moveTo: TodoStatus): RouteFixture => ({
  * use the GET entry (same handler, same scope, no body).
  */
 const FIXTURES: Readonly<Record<string, RouteFixture>> = {
+  'GET /': publicPage(),
   'GET /healthz': publicPage(),
   'GET /readyz': publicPage(),
   'GET /api/openapi.json': publicPage(),
