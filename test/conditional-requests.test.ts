@@ -1,15 +1,16 @@
 import type { InjectOptions } from 'fastify';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Todo } from '../src/todos/todo.schemas.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
 
 const MISSING_ID = '01890000-0000-7000-8000-000000000000';
 
+// One app for the file: every case creates the todos it reads and writes, and touches no other.
 let t: TestApp;
-beforeEach(async () => {
+beforeAll(async () => {
   t = await buildTestApp();
 });
-afterEach(async () => {
+afterAll(async () => {
   await t.close();
 });
 

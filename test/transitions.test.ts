@@ -1,5 +1,5 @@
 import type { InjectOptions } from 'fastify';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { TodoAction } from '../src/todos/todo-transitions.js';
 import type { Todo, TodoStatus } from '../src/todos/todo.schemas.js';
 import { buildTestApp, type TestApp } from './helpers/test-app.js';
@@ -94,11 +94,12 @@ async function patch(t: TestApp, id: string, body: Record<string, unknown>) {
 }
 
 describe('status transitions', () => {
+  // One app for the whole table: every case creates the todo it moves and reads only that one.
   let t: TestApp;
-  beforeEach(async () => {
+  beforeAll(async () => {
     t = await buildTestApp();
   });
-  afterEach(async () => {
+  afterAll(async () => {
     await t.close();
   });
 
