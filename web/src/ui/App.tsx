@@ -1,7 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { TodoAction } from '../../../src/todos/todo-transitions.js';
 import { createApiClient, type Todo } from '../api/api-client.js';
-import { ApiProblem, readableMessage } from '../api/api-problem.js';
+import { readableMessage, type ApiProblem } from '../api/api-problem.js';
 import { openEventStream, type StreamState } from '../api/event-stream.js';
 import { forgetKey, readKey, saveKey } from '../auth/key-store.js';
 import { viewFromSearch, viewToSearch, type ListView } from '../todos/list-view.js';
@@ -10,10 +9,11 @@ import { AddTodo } from './AddTodo.js';
 import { KeyPrompt } from './KeyPrompt.js';
 import { ShortcutsDialog } from './ShortcutsDialog.js';
 import { TodoList } from './TodoList.js';
-import { isPossible } from './TodoItem.js';
 import { Toasts } from './Toasts.js';
 import { Toolbar } from './Toolbar.js';
-import { handleShortcut } from './shortcuts.js';
+import { plural } from './plural.js';
+import { useKeyboardShortcuts } from './use-keyboard-shortcuts.js';
+import { useTodoActions } from './use-todo-actions.js';
 import { useToasts } from './use-toasts.js';
 
 const STREAM_LABELS: Readonly<Record<StreamState, string>> = {
@@ -21,13 +21,6 @@ const STREAM_LABELS: Readonly<Record<StreamState, string>> = {
   live: 'Live',
   offline: 'Offline, retrying',
 };
-
-/** "Clear completed" offers undo for at most this many todos (five pages). */
-const UNDO_CLEAR_LIMIT = 1000;
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
-}
 
 export function App() {
   const [token, setToken] = useState<string | null>(readKey);
@@ -55,25 +48,6 @@ export function App() {
     return true;
   }, []);
 
-  const report = useCallback(
-    (error: unknown, todo?: Todo) => {
-      const problem = error instanceof ApiProblem ? error : ApiProblem.network();
-      if (onAuthProblem(problem)) return;
-      const reload =
-        todo && (problem.code === 'precondition-failed' || problem.code === 'invalid-transition')
-          ? {
-              label: 'Reload',
-              run: () => {
-                api.get(todo.id).then(list.put, (reloadError: unknown) => report(reloadError));
-              },
-            }
-          : undefined;
-      if (problem.code === 'not-found' && todo) list.drop(todo.id);
-      toasts.show(readableMessage(problem), 'error', reload);
-    },
-    [api, list.drop, list.put, onAuthProblem, toasts.show],
-  );
-
   useEffect(() => {
     if (list.state.error) onAuthProblem(list.state.error);
   }, [list.state.error, onAuthProblem]);
@@ -99,82 +73,12 @@ export function App() {
     window.history.replaceState(null, '', viewToSearch(view) || window.location.pathname);
   }, [view]);
 
-  const add = useCallback(
-    async (title: string) => {
-      try {
-        const created = await api.create({ title });
-        toasts.show(`Added “${created.title}”.`);
-        list.refresh();
-        return true;
-      } catch (error) {
-        report(error);
-        return false;
-      }
-    },
-    [api, list.refresh, report, toasts.show],
-  );
-
-  const act = useCallback(
-    async (todo: Todo, action: TodoAction) => {
-      try {
-        list.put(await api.act(todo, action));
-        list.refreshSoon();
-      } catch (error) {
-        report(error, todo);
-      }
-    },
-    [api, list.put, list.refreshSoon, report],
-  );
-
-  const restore = useCallback(
-    async (ids: readonly string[]) => {
-      const results = await Promise.allSettled(ids.map((id) => api.restore(id)));
-      const failed = results.find((result) => result.status === 'rejected');
-      if (failed) report(failed.reason);
-      else toasts.show(ids.length === 1 ? 'Restored.' : `Restored ${plural(ids.length, 'todo')}.`);
-      list.refresh();
-    },
-    [api, list.refresh, report, toasts.show],
-  );
-
-  const remove = useCallback(
-    async (todo: Todo) => {
-      try {
-        await api.remove(todo);
-        list.drop(todo.id);
-        toasts.show(`Deleted “${todo.title}”.`, 'info', {
-          label: 'Undo',
-          run: () => void restore([todo.id]),
-        });
-      } catch (error) {
-        report(error, todo);
-      }
-    },
-    [api, list.drop, report, restore, toasts.show],
-  );
-
-  const clearCompleted = useCallback(async () => {
-    try {
-      // The ids first, so that undo can restore exactly what this deletes.
-      const ids: string[] = [];
-      let next: string | null = '/api/todos?status=completed&limit=200';
-      while (next && ids.length <= UNDO_CLEAR_LIMIT) {
-        const page = await api.list(next);
-        ids.push(...page.todos.map((todo) => todo.id));
-        next = page.next;
-      }
-      if (ids.length === 0) {
-        toasts.show('There are no completed todos to clear.');
-        return;
-      }
-      await api.removeMatching('status=completed');
-      list.refresh();
-      const undo = next === null ? { label: 'Undo', run: () => void restore(ids) } : undefined;
-      toasts.show(`Cleared ${plural(ids.length, 'completed todo')}.`, 'info', undo);
-    } catch (error) {
-      report(error);
-    }
-  }, [api, list.refresh, report, restore, toasts.show]);
+  const { add, act, remove, clearCompleted } = useTodoActions({
+    api,
+    list,
+    show: toasts.show,
+    onAuthProblem,
+  });
 
   const edit = useCallback((todo: Todo) => {
     setEditing((current) => new Map(current).set(todo.id, todo));
@@ -207,57 +111,16 @@ export function App() {
     [list.put],
   );
 
-  // Keyboard shortcuts act on the todo whose row holds the focus.
-  const shortcutState = useRef({
+  useKeyboardShortcuts({
+    todos: list.state.todos,
     act,
     edit,
     remove,
-    todos: list.state.todos,
-    runUndo: toasts.runLatestAction,
+    undo: () => void toasts.runLatestAction(),
+    addInput: addRef,
+    searchInput: searchRef,
+    helpDialog: dialogRef,
   });
-  shortcutState.current = {
-    act,
-    edit,
-    remove,
-    todos: list.state.todos,
-    runUndo: toasts.runLatestAction,
-  };
-  useEffect(() => {
-    const selected = () => {
-      const row = document.activeElement?.closest<HTMLElement>('li[data-id]');
-      return shortcutState.current.todos.find((todo) => todo.id === row?.dataset.id);
-    };
-    const onKeyDown = (event: KeyboardEvent) =>
-      handleShortcut(event, {
-        newTodo: () => addRef.current?.focus(),
-        search: () => searchRef.current?.focus(),
-        move: (step) => {
-          const rows = [...document.querySelectorAll<HTMLElement>('.todo-list > li')];
-          const current = rows.findIndex((row) => row.contains(document.activeElement));
-          const target =
-            rows[current === -1 ? 0 : Math.min(Math.max(current + step, 0), rows.length - 1)];
-          target?.focus();
-        },
-        toggle: () => {
-          const todo = selected();
-          if (!todo) return;
-          const action = todo.status === 'completed' ? 'reopen' : 'complete';
-          if (isPossible(todo, action)) void shortcutState.current.act(todo, action);
-        },
-        edit: () => {
-          const todo = selected();
-          if (todo) shortcutState.current.edit(todo);
-        },
-        remove: () => {
-          const todo = selected();
-          if (todo) void shortcutState.current.remove(todo);
-        },
-        undo: () => void shortcutState.current.runUndo(),
-        help: () => dialogRef.current?.showModal(),
-      });
-    document.addEventListener('keydown', onKeyDown);
-    return () => document.removeEventListener('keydown', onKeyDown);
-  }, []);
 
   const { state } = list;
   return (
@@ -284,9 +147,12 @@ export function App() {
               class="button button-small"
               onClick={() => {
                 forgetKey();
+                tokenRef.current = null;
                 setToken(null);
-                setNeedsKey(true);
                 setKeyProblem(null);
+                // A server that needs a key answers 401 and the prompt appears; one that serves
+                // anonymous requests goes on without it.
+                list.refresh();
               }}
             >
               Forget key
