@@ -1,9 +1,11 @@
-import { createRequire } from 'node:module';
-import { readFile } from 'node:fs/promises';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Todo } from '../../src/todos/todo.schemas.js';
-import { launchBrowser, screenshot, type TestBrowser } from '../helpers/browser.js';
+import {
+  launchBrowser,
+  screenshot,
+  seriousAxeViolations,
+  type TestBrowser,
+} from '../helpers/browser.js';
 import { serveTestApp, type ServedApp } from '../helpers/served-app.js';
 
 /** A server that requires a token on every API request (`AUTH_MODE=required`), in Chromium. */
@@ -11,10 +13,6 @@ import { serveTestApp, type ServedApp } from '../helpers/served-app.js';
 let t: ServedApp;
 let browser: TestBrowser;
 let authorization: string;
-const axeSource = await readFile(
-  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
-  'utf8',
-);
 
 beforeAll(async () => {
   t = await serveTestApp({ env: { AUTH_MODE: 'required' } });
@@ -27,27 +25,13 @@ afterAll(async () => {
   await t.close();
 });
 
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(axeSource);
-  const results = await page.evaluate(() =>
-    (
-      window as unknown as {
-        axe: { run(): Promise<{ violations: { id: string; impact: string | null }[] }> };
-      }
-    ).axe.run(),
-  );
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => violation.id);
-}
-
 describe('when the server requires an API key', () => {
   test('then the app asks for one, refuses a wrong one, and works with a right one', async () => {
     const page = await browser.newPage();
     await page.goto(`${t.origin}/`);
     const prompt = page.getByRole('form', { name: 'API key required' });
     await prompt.waitFor();
-    expect(await seriousViolations(page)).toEqual([]);
+    expect(await seriousAxeViolations(page)).toEqual([]);
     await screenshot(page, 'api-key');
 
     await prompt
@@ -96,6 +80,8 @@ describe('when the API reference at /docs is opened', () => {
     expect(operations.length).toBeGreaterThanOrEqual(30);
 
     const page = await browser.newPage();
+    // Swagger UI is heavy (a 1.4 MB bundle rendering 30 operations): slower than the app.
+    page.setDefaultTimeout(15_000);
     await page.goto(`${t.origin}/docs`);
     // Swagger UI's bundle is large (1.4 MB): its first render takes a few seconds here.
     await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
@@ -119,6 +105,8 @@ describe('when the API reference at /docs is opened', () => {
       .fill(authorization.replace(/^Bearer /, ''));
     await page.locator('.auth-btn-wrapper .authorize').click();
     await page.locator('.auth-btn-wrapper .btn-done').click();
+    // The dialog's backdrop would take the next click while it closes.
+    await page.locator('.dialog-ux').waitFor({ state: 'detached' });
     const listTodos = page.locator('#operations-todos-listTodos');
     await listTodos.locator('.opblock-summary').click();
     await listTodos.getByRole('button', { name: 'Execute' }).click();
