@@ -12,6 +12,7 @@ export default tseslint.config(
       'bench/results/',
       'soak/results/',
       'web/dist/',
+      'dist/',
     ],
   },
   js.configs.recommended,

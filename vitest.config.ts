@@ -99,8 +99,9 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: 'forks',
-    // Bundles web/dist from the current sources: `/` serves it in every project.
-    globalSetup: ['test/helpers/build-web-app.ts'],
+    // Bundles web/dist (`/` serves it in every project) and compiles dist/ (the server that
+    // child-process suites start) from the current sources.
+    globalSetup: ['test/helpers/build-web-app.ts', 'test/helpers/build-service.ts'],
     // Most suites wait on sockets, child processes and timers rather than on the CPU: two
     // workers halve the wall time on a 2-core machine (measured: 6 min → 3.5 min for SQLite).
     maxWorkers: 2,

@@ -15,7 +15,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { pinSelf, startNodeServer } from './processes.js';
+import {
+  buildService,
+  pinSelf,
+  SERVICE_NODE_ARGS,
+  SERVICE_SCRIPT,
+  startNodeServer,
+} from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,8 +51,10 @@ const describe = (values: readonly number[]) =>
 const pinning = pinSelf(!args['no-pin']);
 const directory = mkdtempSync(join(tmpdir(), 'todo-api-bench-events-'));
 const databaseUrl = args['database-url'] ?? `sqlite:${join(directory, 'events.db')}`;
+buildService();
 const server = await startNodeServer({
-  script: 'src/server.ts',
+  script: SERVICE_SCRIPT,
+  nodeArgs: SERVICE_NODE_ARGS,
   env: {
     DATABASE_URL: databaseUrl,
     LOG_LEVEL: 'warn',

@@ -5,6 +5,8 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ROOT } from './processes.js';
 
 interface ProfileNode {
   id: number;
@@ -49,6 +51,16 @@ if (profile.samples && profile.nodes.every((node) => !node.hitCount)) {
 }
 const totalHits = profile.nodes.reduce((sum, node) => sum + (node.hitCount ?? 0), 0);
 const msPerHit = (profile.endTime - profile.startTime) / 1000 / Math.max(1, totalHits);
+
+/**
+ * The service runs compiled (`dist/`, see `SERVICE_SCRIPT`): its frames are shown as `src/`
+ * (line numbers are those of the compiled JavaScript).
+ */
+const COMPILED = pathToFileURL(join(ROOT, 'dist')).href + '/';
+for (const node of profile.nodes) {
+  const { url } = node.callFrame;
+  if (url.startsWith(COMPILED)) node.callFrame.url = `/src/${url.slice(COMPILED.length)}`;
+}
 
 /** `node_modules/<package>`, `src/<folder>`, `node:internal`, or the special V8 frames. */
 function groupOf(url: string, name: string): string {

@@ -4,7 +4,7 @@
  * In one run: the disk's serial fsync rate, the ceiling (a bare node:http server answering the
  * same todo JSON), then for each database size and each set-up (SQLite; PostgreSQL with one or
  * two service instances) a freshly seeded database served by the real service
- * (`node --import tsx src/server.ts`) and every scenario against it. Prints a Markdown report
+ * (`node dist/server.js`, compiled as `npm start` does) and every scenario against it. Prints a Markdown report
  * and writes it, with the raw figures as JSON, to bench/results/.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -25,6 +25,9 @@ import {
   peakRssOf,
   pinSelf,
   ROOT,
+  SERVICE_NODE_ARGS,
+  SERVICE_SCRIPT,
+  buildService,
   startNodeServer,
   waitForServerIdle,
   type ServerChild,
@@ -240,6 +243,8 @@ const stamp = startedAt.replaceAll(':', '-').replace(/\.\d+Z$/, 'Z');
 const profileDirectory = join(args.out, `profiles-${stamp}`);
 log(`machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; ${machine.pinning}`);
 log(`databases in ${directory}`);
+log('compiling the service (npm run build)…');
+buildService();
 
 log('measuring serial fsync rate (3 s fsync + 3 s fdatasync)…');
 const fsync = measureSyncRate(directory, 3);
@@ -309,7 +314,7 @@ async function measure(setup: Setup, rows: number, database: BenchDatabase): Pro
   try {
     for (let i = 0; i < setup.instances; i++) {
       const server = await start(
-        'src/server.ts',
+        SERVICE_SCRIPT,
         // Rate limits and the quota off: the bench measures the service, not its guard rails.
         {
           DATABASE_URL: database.url,
@@ -318,12 +323,15 @@ async function measure(setup: Setup, rows: number, database: BenchDatabase): Pro
           TODO_QUOTA: '100000000',
         },
         '/readyz',
-        args.profile
-          ? [
-              '--cpu-prof',
-              `--cpu-prof-dir=${join(profileDirectory, `service-${setup.database}-${rows}${setup.instances > 1 ? `-${i + 1}of${setup.instances}` : ''}`)}`,
-            ]
-          : [],
+        [
+          ...SERVICE_NODE_ARGS,
+          ...(args.profile
+            ? [
+                '--cpu-prof',
+                `--cpu-prof-dir=${join(profileDirectory, `service-${setup.database}-${rows}${setup.instances > 1 ? `-${i + 1}of${setup.instances}` : ''}`)}`,
+              ]
+            : []),
+        ],
       );
       servers.push(server);
       log(`service pid ${server.pid} on ${server.baseUrl}`);

@@ -116,6 +116,55 @@ describe.runIf(TEST_DIALECT === 'sqlite')('createDatabase (SQLite)', () => {
     }
   });
 
+  it('reads rows as objects named by their columns, whole and streamed', async () => {
+    await database.db
+      .insertInto('settings')
+      .values([
+        { key: 'a', value: '1' },
+        { key: 'b', value: '2' },
+      ])
+      .execute();
+    const query = database.db
+      .selectFrom('settings')
+      .select(['value as v', 'key', sql<string>`key || value`.as('both')])
+      .orderBy('key');
+    const expected = [
+      { v: '1', key: 'a', both: 'a1' },
+      { v: '2', key: 'b', both: 'b2' },
+    ];
+    expect(await query.execute()).toEqual(expected);
+    const streamed = [];
+    for await (const row of query.stream()) streamed.push(row);
+    expect(streamed).toEqual(expected);
+    // A write that returns rows is read the same way.
+    expect(
+      await database.db
+        .updateTable('settings')
+        .set({ value: '3' })
+        .where('key', '=', 'b')
+        .returning(['key', 'value'])
+        .execute(),
+    ).toEqual([{ key: 'b', value: '3' }]);
+  });
+
+  it('names the columns of `select *` anew after the table changed, here or in another process', async () => {
+    await database.db.insertInto('settings').values({ key: 'k', value: 'v' }).execute();
+    const all = () =>
+      sql<Record<string, unknown>>`select * from settings`.execute(database.db).then((r) => r.rows);
+    expect(await all()).toEqual([{ key: 'k', value: 'v' }]);
+
+    await sql`alter table settings rename column value to contents`.execute(database.db);
+    expect(await all()).toEqual([{ key: 'k', contents: 'v' }]);
+
+    const other = new SqliteDatabase(path);
+    try {
+      other.exec("alter table settings add column note text default 'n'");
+    } finally {
+      other.close();
+    }
+    expect(await all()).toEqual([{ key: 'k', contents: 'v', note: 'n' }]);
+  });
+
   it('checkpoints the WAL into the main file on close', async () => {
     await database.db.insertInto('settings').values({ key: 'k', value: 'v' }).execute();
     expect(statSync(`${path}-wal`).size).toBeGreaterThan(0);

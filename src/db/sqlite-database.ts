@@ -8,7 +8,9 @@ import {
   SqliteDriver,
   type DatabaseConnection,
   type Driver,
+  type SqliteDatabase as KyselySqliteDatabase,
   type SqliteDialectConfig,
+  type SqliteStatement,
 } from 'kysely';
 import type { Database, Db, Tables } from './database.js';
 import { createGroupCommit } from './group-commit.js';
@@ -42,21 +44,59 @@ class ImmediateSqliteDialect extends SqliteDialect {
 /** Prepared statements kept for reuse; the API issues a few dozen distinct SQL texts. */
 const STATEMENT_CACHE_SIZE = 256;
 
+const SCHEMA_CHANGE = /^\s*(create|alter|drop)\b/i;
+
+/**
+ * A statement as Kysely's driver uses it, whose rows are read as arrays and then named in
+ * JavaScript: better-sqlite3 builds a row object key by key in C++, which measured about 1.7×
+ * slower for a list page (51 rows × 16 columns: 133 µs against 78 µs).
+ */
+function kyselyStatement(statement: SqliteDatabase.Statement): SqliteStatement {
+  if (!statement.reader) {
+    return {
+      reader: false,
+      all: (parameters) => statement.all(...parameters),
+      run: (parameters) => statement.run(...parameters),
+      iterate: (parameters) => statement.iterate(...parameters),
+    };
+  }
+  const columnNames = () => statement.columns().map((column) => column.name);
+  let names = columnNames();
+  const rows = statement.raw(true);
+  const named = (values: unknown[]): Record<string, unknown> => {
+    // SQLite re-prepares a statement whose tables changed; `select *` may then yield more columns.
+    if (values.length !== names.length) names = columnNames();
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i];
+    return row;
+  };
+  return {
+    reader: true,
+    all: (parameters) => (rows.all(...parameters) as unknown[][]).map(named),
+    run: (parameters) => rows.run(...parameters),
+    *iterate(parameters) {
+      for (const values of rows.iterate(...parameters)) yield named(values as unknown[]);
+    },
+  };
+}
+
 /**
  * better-sqlite3 as Kysely sees it, with prepared statements reused by SQL text (least recently
  * used evicted). Kysely prepares every query afresh, which profiling showed to be the largest
  * single cost of a GET.
  */
-function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
-  const statements = new Map<string, SqliteDatabase.Statement>();
+function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
+      // A schema change may rename what a cached `select *` yields: start afresh after one.
+      if (SCHEMA_CHANGE.test(sql)) statements.clear();
       let statement = statements.get(sql);
       if (statement) {
         statements.delete(sql);
       } else {
-        statement = sqlite.prepare(sql);
+        statement = kyselyStatement(sqlite.prepare(sql));
         if (statements.size >= STATEMENT_CACHE_SIZE) {
           const oldest = statements.keys().next();
           if (!oldest.done) statements.delete(oldest.value);

@@ -1,10 +1,34 @@
 import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../db/database.js';
+import { preparedQuery } from '../db/prepared-query.js';
 import type { NewTodoEvent } from './todo-events.js';
 import type { TodoEventRow } from './todo-event.table.js';
 
 /** Rows per INSERT: 7 parameters each stays far below SQLite's 32,766-parameter limit. */
 const INSERT_CHUNK = 500;
+
+// The statements of every single write, each compiled once (see `preparedQuery`).
+const takeSeqs = preparedQuery(2, (db: Db, count: number, ownerId: string) =>
+  db
+    .updateTable('owner_usage')
+    .set((eb) => ({ last_event_seq: eb('last_event_seq', '+', count) }))
+    .where('owner_id', '=', ownerId)
+    .returning('last_event_seq'),
+);
+
+const insertEvent = preparedQuery(
+  7,
+  (
+    db: Db,
+    owner_id: string,
+    seq: number,
+    id: string,
+    type: TodoEventRow['type'],
+    todo_id: string,
+    occurred_at: string,
+    data: string,
+  ) => db.insertInto('todo_events').values({ owner_id, seq, id, type, todo_id, occurred_at, data }),
+);
 
 /** All SQL over `todo_events`, the outbox. */
 export const todoEventsRepository = {
@@ -21,13 +45,9 @@ export const todoEventsRepository = {
     newId: () => string,
   ): Promise<TodoEventRow[]> {
     if (events.length === 0) return [];
-    const { last_event_seq: last } = await db
-      .updateTable('owner_usage')
-      .set((eb) => ({ last_event_seq: eb('last_event_seq', '+', events.length) }))
-      .where('owner_id', '=', ownerId)
-      .returning('last_event_seq')
-      .executeTakeFirstOrThrow();
-    const first = last - events.length + 1;
+    const [numbered] = await takeSeqs(db, events.length, ownerId);
+    if (!numbered) throw new Error(`owner ${ownerId} has no owner_usage row`);
+    const first = numbered.last_event_seq - events.length + 1;
     const rows = events.map((event, i): TodoEventRow => ({
       owner_id: ownerId,
       seq: first + i,
@@ -37,6 +57,12 @@ export const todoEventsRepository = {
       occurred_at: occurredAt,
       data: JSON.stringify(event.data),
     }));
+    const [only] = rows;
+    if (rows.length === 1 && only) {
+      const { owner_id, seq, id, type, todo_id, occurred_at, data } = only;
+      await insertEvent(db, owner_id, seq, id, type, todo_id, occurred_at, data);
+      return rows;
+    }
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       await db
         .insertInto('todo_events')

@@ -32,11 +32,20 @@ export const LIMITS = {
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
+/**
+ * A string or null, for responses: one `type: ["string", "null"]` instead of an `anyOf`, which
+ * fast-json-stringify serializes by validating the value against each branch with Ajv (format
+ * checks included) — measured at about 5 % of a list's time.
+ */
+const StringOrNull = (options: { readonly format?: string; readonly description?: string } = {}) =>
+  Type.Unsafe<string | null>({ ...options, type: ['string', 'null'] });
+
 const StatusSchema = Type.Enum(TODO_STATUSES, {
   description: 'Lifecycle state; transitions follow the published table.',
 });
 const PrioritySchema = Type.Enum(TODO_PRIORITIES);
-const TimestampSchema = Type.String({ format: 'date-time', description: 'RFC 3339, UTC, ms.' });
+const TIMESTAMP = { format: 'date-time', description: 'RFC 3339, UTC, ms.' } as const;
+const TimestampSchema = Type.String(TIMESTAMP);
 
 const TitleSchema = Type.String({
   minLength: 1,
@@ -81,26 +90,24 @@ export const TodoSchema = Type.Object(
     id: Type.String({ format: 'uuid', description: 'UUIDv7, lowercase.' }),
     url: Type.String({ format: 'uri', description: 'Absolute address of this todo.' }),
     title: Type.String(),
-    description: Nullable(Type.String()),
+    description: StringOrNull(),
     status: StatusSchema,
     completed: Type.Boolean({ description: 'Alias of status == "completed".' }),
-    completed_at: Nullable(TimestampSchema),
+    completed_at: StringOrNull(TIMESTAMP),
     priority: PrioritySchema,
     order: Type.Number(),
     labels: Type.Array(Type.String()),
-    due_date: Nullable(Type.String({ format: 'date' })),
-    due_at: Nullable(TimestampSchema),
+    due_date: StringOrNull({ format: 'date' }),
+    due_at: StringOrNull(TIMESTAMP),
     metadata: Type.Record(Type.String(), Type.String()),
     version: Type.Integer({ minimum: 1, description: '1 on create, +1 on every change.' }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
-    deleted_at: Nullable(
-      Type.String({
-        format: 'date-time',
-        description:
-          'When the todo was deleted; null unless it is. A deleted todo answers 404, leaves lists (see `include_deleted`) and can be restored until it is purged.',
-      }),
-    ),
+    deleted_at: StringOrNull({
+      format: 'date-time',
+      description:
+        'When the todo was deleted; null unless it is. A deleted todo answers 404, leaves lists (see `include_deleted`) and can be restored until it is purged.',
+    }),
   },
   { additionalProperties: false },
 );

@@ -55,7 +55,8 @@ export interface TodoLabelTable {
   todo_id: string;
 }
 
-type DerivedColumn = 'priority_rank' | 'status_rank' | 'title_key' | 'due_asc_key' | 'due_desc_key';
+export type DerivedColumn =
+  'priority_rank' | 'status_rank' | 'title_key' | 'due_asc_key' | 'due_desc_key';
 
 /** A row as the service reads it: the stored fields, without the derived key columns. */
 export type TodoRow = Omit<Selectable<TodoTable>, DerivedColumn>;

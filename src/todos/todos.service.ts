@@ -22,7 +22,7 @@ import {
   type TodoStatus,
   type TodoWrite,
 } from './todo.schemas.js';
-import type { TodoRow } from './todo.table.js';
+import type { TodoRow, TodoRowChanges } from './todo.table.js';
 import { todoUrl } from './todo-url.js';
 import { todosRepository as repository } from './todos.repository.js';
 
@@ -70,6 +70,29 @@ export function todoRowToTodo(row: TodoRow, baseUrl: string): Todo {
     created_at: row.created_at,
     updated_at: row.updated_at,
     deleted_at: row.deleted_at,
+  };
+}
+
+/** The stored columns of `fields` and the change's bookkeeping. */
+function rowChangesOf(
+  fields: TodoFields,
+  completedAt: string | null,
+  version: number,
+  updatedAt: string,
+): TodoRowChanges {
+  return {
+    title: fields.title,
+    description: fields.description,
+    status: fields.status,
+    priority: fields.priority,
+    position: fields.order,
+    labels: JSON.stringify(fields.labels),
+    due_date: fields.due_date,
+    due_at: fields.due_at,
+    metadata: JSON.stringify(fields.metadata),
+    completed_at: completedAt,
+    version,
+    updated_at: updatedAt,
   };
 }
 
@@ -225,20 +248,13 @@ export function createTodosService(deps: TodosServiceDeps) {
           ? current.completed_at
           : timestamp
         : null;
-    const row = await repository.update(db, ctx.ownerId, current.id, {
-      title: target.title,
-      description: target.description,
-      status: target.status,
-      priority: target.priority,
-      position: target.order,
-      labels: JSON.stringify(target.labels),
-      due_date: target.due_date,
-      due_at: target.due_at,
-      metadata: JSON.stringify(target.metadata),
-      completed_at: completedAt,
-      version: current.version + 1,
-      updated_at: timestamp,
-    });
+    const row = await repository.update(
+      db,
+      ctx.ownerId,
+      current.id,
+      rowChangesOf(target, completedAt, current.version + 1, timestamp),
+      rowChangesOf(fieldsOf(current), current.completed_at, current.version, current.updated_at),
+    );
     const saved = todoRowToTodo(row, ctx.baseUrl);
     await emit(db, ctx, eventsOfChange(current, saved), timestamp);
     return saved;

@@ -1,5 +1,6 @@
 import { sql, type SqlBool } from 'kysely';
 import type { Db } from '../db/database.js';
+import { preparedQuery } from '../db/prepared-query.js';
 import { dialectOf } from '../db/dialect.js';
 import type {
   WebhookAttemptRow,
@@ -107,14 +108,14 @@ export const webhooksRepository = {
   },
 
   /** The owner's enabled endpoints: where a new event goes. */
-  enabledEndpoints(db: Db, ownerId: string) {
-    return db
+  /** Asked by every write (to queue its deliveries), hence compiled once. */
+  enabledEndpoints: preparedQuery(1, (db: Db, ownerId: string) =>
+    db
       .selectFrom('webhook_endpoints')
       .select(['id', 'event_types'])
       .where('owner_id', '=', ownerId)
-      .where('enabled', '=', 1)
-      .execute();
-  },
+      .where('enabled', '=', 1),
+  ),
 
   async insertDeliveries(db: Db, rows: readonly WebhookDeliveryTable[]): Promise<void> {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {

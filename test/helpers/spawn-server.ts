@@ -26,7 +26,13 @@ export interface ServerProcess {
 }
 
 /**
- * Starts `src/server.ts` in a child process, exactly as `npm start` does, and waits until it
+ * How `npm start` runs the service: compiled into `dist/` (the tests' global setup builds it from
+ * the current sources), on plain Node.
+ */
+export const SERVER_COMMAND = ['--enable-source-maps', 'dist/server.js'] as const;
+
+/**
+ * Starts the service in a child process, exactly as `npm start` does, and waits until it
  * answers `/healthz`. Fails after `timeoutMs` with the child's output.
  */
 export async function spawnServer(
@@ -34,7 +40,7 @@ export async function spawnServer(
   timeoutMs = 15_000,
 ): Promise<ServerProcess> {
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, SERVER_COMMAND, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
