@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { START_NODE_ARGS } from '../test/helpers/start-command.js';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
@@ -62,11 +63,12 @@ export interface ServerChild {
 }
 
 /**
- * The service as `npm start` runs it: compiled into `dist/` and started on plain Node. (Through
- * tsx it would also carry tsx's loader thread: about 40 MB more resident memory, measured.)
+ * The service as `npm start` runs it: compiled into `dist/`, on plain Node with the options of
+ * the start script. (Through tsx it would also carry tsx's loader thread: about 40 MB more
+ * resident memory, measured.)
  */
-export const SERVICE_SCRIPT = 'dist/server.js';
-export const SERVICE_NODE_ARGS = ['--enable-source-maps'] as const;
+export const SERVICE_SCRIPT = START_NODE_ARGS.at(-1) as string;
+export const SERVICE_NODE_ARGS = START_NODE_ARGS.slice(0, -1);
 
 /** Compiles the service into `dist/` from the current sources (`npm run build`). */
 export function buildService(): void {

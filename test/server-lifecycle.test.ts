@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDatabase } from '../src/db/create-database.js';
-import { SERVER_COMMAND, spawnServer, type ServerProcess } from './helpers/spawn-server.js';
+import { spawnServer, type ServerProcess } from './helpers/spawn-server.js';
+import { START_NODE_ARGS } from './helpers/start-command.js';
 import {
   TEST_DIALECT,
   createTestDatabase,
@@ -70,7 +71,7 @@ interface Exit {
 
 /** Runs the server like `npm start` for a configuration it should refuse; kills it after 15 s. */
 async function runToExit(env: Readonly<Record<string, string>>): Promise<Exit> {
-  const child = spawn(process.execPath, SERVER_COMMAND, {
+  const child = spawn(process.execPath, START_NODE_ARGS, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { START_NODE_ARGS } from './start-command.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -26,12 +27,6 @@ export interface ServerProcess {
 }
 
 /**
- * How `npm start` runs the service: compiled into `dist/` (the tests' global setup builds it from
- * the current sources), on plain Node.
- */
-export const SERVER_COMMAND = ['--enable-source-maps', 'dist/server.js'] as const;
-
-/**
  * Starts the service in a child process, exactly as `npm start` does, and waits until it
  * answers `/healthz`. Fails after `timeoutMs` with the child's output.
  */
@@ -40,7 +35,7 @@ export async function spawnServer(
   timeoutMs = 15_000,
 ): Promise<ServerProcess> {
   const port = env.PORT ?? String(await freePort());
-  const child = spawn(process.execPath, SERVER_COMMAND, {
+  const child = spawn(process.execPath, START_NODE_ARGS, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0', ...env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
