@@ -1,27 +1,29 @@
-import {
-  sql,
-  type Expression,
-  type ExpressionBuilder,
-  type Insertable,
-  type SqlBool,
-  type Updateable,
-} from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Db, Tables } from '../db/database.js';
 import { dialectOf, type Dialect } from '../db/dialect.js';
-import { preparedQuery } from '../db/prepared-query.js';
 import { derivedKeys, labelKey, priorityRank } from './todo-keys.js';
 import type { SortKey, TodoFilter } from './todo-list-query.js';
 import { matchesSearch } from './todo-search.js';
+import {
+  FIND_BY_ID,
+  INSERT_COLUMNS,
+  UPDATE_COLUMNS,
+  insertLabels,
+  insertTodo,
+  labelKeysOfTodo,
+  maxPositionOf,
+  setDeletedAt,
+  todoCountOf,
+  updateOf,
+} from './todo-statements.js';
 import type { SortField } from './todo.schemas.js';
 import {
   DUE_KEY_NONE,
   TODO_ROW_COLUMNS,
-  type DerivedColumn,
   type ListedTodoRow,
   type NewTodoRow,
   type TodoRow,
   type TodoRowChanges,
-  type TodoTable,
 } from './todo.table.js';
 
 /** Columns a list can be ordered by: one per sort key and direction, then `id`. */
@@ -248,156 +250,6 @@ function after(
   };
   const { column, descending } = first as Ordering;
   return sql<SqlBool>`${sql.ref(column)} ${sql.raw(descending ? '<=' : '>=')} ${keyset[0]} and ${expand(0)}`;
-}
-
-/** One todo by id, as `findById` reads it: each variant compiled once (see `preparedQuery`). */
-function byId(variant: { readonly includeDeleted: boolean; readonly forUpdate: boolean }) {
-  return preparedQuery(2, (db: Db, ownerId: string, id: string) => {
-    let query = db
-      .selectFrom('todos')
-      .select(TODO_ROW_COLUMNS)
-      .where('owner_id', '=', ownerId)
-      .where('id', '=', id);
-    if (!variant.includeDeleted) query = query.where('deleted_at', 'is', null);
-    return variant.forUpdate && dialectOf(db) === 'postgres' ? query.forUpdate() : query;
-  });
-}
-
-const FIND_BY_ID = {
-  visible: {
-    read: byId({ includeDeleted: false, forUpdate: false }),
-    forUpdate: byId({ includeDeleted: false, forUpdate: true }),
-  },
-  any: {
-    read: byId({ includeDeleted: true, forUpdate: false }),
-    forUpdate: byId({ includeDeleted: true, forUpdate: true }),
-  },
-};
-
-/** Every column a new todo stores; `deleted_at` starts null. */
-const INSERT_COLUMNS = [
-  'id',
-  'owner_id',
-  'title',
-  'description',
-  'status',
-  'priority',
-  'position',
-  'labels',
-  'due_date',
-  'due_at',
-  'metadata',
-  'version',
-  'completed_at',
-  'created_at',
-  'updated_at',
-  'priority_rank',
-  'status_rank',
-  'title_key',
-  'due_asc_key',
-  'due_desc_key',
-] as const satisfies readonly (keyof NewTodoRow | DerivedColumn)[];
-
-/** Every column a change rewrites (`TodoRowChanges` but `deleted_at`, plus the derived keys). */
-const UPDATE_COLUMNS = INSERT_COLUMNS.filter(
-  (column): column is Exclude<(typeof INSERT_COLUMNS)[number], 'id' | 'owner_id' | 'created_at'> =>
-    column !== 'id' && column !== 'owner_id' && column !== 'created_at',
-);
-
-/** `{ column: value }` for the columns of a prepared statement, from its positional values. */
-function columnValues<C extends string>(
-  columns: readonly C[],
-  values: readonly unknown[],
-): Record<C, unknown> {
-  return Object.fromEntries(columns.map((column, i) => [column, values[i]])) as Record<C, unknown>;
-}
-
-// The statements of the write path, each compiled once (see `preparedQuery`).
-const insertTodo = preparedQuery(INSERT_COLUMNS.length, (db: Db, ...values: unknown[]) =>
-  db
-    .insertInto('todos')
-    .values(columnValues(INSERT_COLUMNS, values) as Insertable<TodoTable>)
-    .returning(TODO_ROW_COLUMNS),
-);
-
-type UpdateColumn = (typeof UPDATE_COLUMNS)[number];
-
-/** An UPDATE of `columns`, then owner and id; `updateOf` keeps one per set of columns. */
-function updateStatement(columns: readonly UpdateColumn[]) {
-  return preparedQuery(columns.length + 2, (db: Db, ...values: unknown[]) =>
-    db
-      .updateTable('todos')
-      .set(columnValues(columns, values) as Updateable<TodoTable>)
-      .where('owner_id', '=', values[columns.length] as string)
-      .where('id', '=', values[columns.length + 1] as string)
-      .returning(TODO_ROW_COLUMNS),
-  );
-}
-
-/** Sets of changed columns seen so far (a handful in practice; bounded all the same). */
-const updates = new Map<string, ReturnType<typeof updateStatement>>();
-const MAX_UPDATE_SHAPES = 128;
-
-function updateOf(columns: readonly UpdateColumn[]) {
-  const key = columns.join();
-  let update = updates.get(key);
-  if (!update) {
-    update = updateStatement(columns);
-    if (updates.size < MAX_UPDATE_SHAPES) updates.set(key, update);
-  }
-  return update;
-}
-
-const setDeletedAt = preparedQuery(
-  4,
-  (db: Db, deletedAt: string | null, at: string, ownerId: string, id: string) =>
-    db
-      .updateTable('todos')
-      .set((eb) => ({ deleted_at: deletedAt, version: eb('version', '+', 1), updated_at: at }))
-      .where('owner_id', '=', ownerId)
-      .where('id', '=', id)
-      .returning(TODO_ROW_COLUMNS),
-);
-
-const labelKeysOfTodo = preparedQuery(2, (db: Db, id: string, ownerId: string) =>
-  db
-    .selectFrom('todo_labels')
-    .select('label_key')
-    .where('todo_id', '=', id)
-    .where('owner_id', '=', ownerId),
-);
-
-const todoCountOf = preparedQuery(1, (db: Db, ownerId: string) =>
-  db.selectFrom('owner_usage').select('todo_count').where('owner_id', '=', ownerId),
-);
-
-const maxPositionOf = preparedQuery(1, (db: Db, ownerId: string) =>
-  db
-    .selectFrom('todos')
-    .select('position')
-    .where('owner_id', '=', ownerId)
-    .orderBy('position', 'desc')
-    .limit(1),
-);
-
-/** One INSERT of `count` label rows (a todo has at most `LIMITS.labels`), compiled once each. */
-const labelInserts = new Map<number, ReturnType<typeof labelInsert>>();
-function labelInsert(count: number) {
-  return preparedQuery(count + 2, (db: Db, ownerId: string, todoId: string, ...keys: string[]) =>
-    db
-      .insertInto('todo_labels')
-      .values(keys.map((key) => ({ owner_id: ownerId, label_key: key, todo_id: todoId }))),
-  );
-}
-
-async function insertLabels(db: Db, ownerId: string, todoId: string, keys: readonly string[]) {
-  if (keys.length === 0) return;
-  let insert = labelInserts.get(keys.length);
-  if (!insert) {
-    insert = labelInsert(keys.length);
-    labelInserts.set(keys.length, insert);
-  }
-  await insert(db, ownerId, todoId, ...keys);
 }
 
 /**
