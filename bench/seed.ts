@@ -185,7 +185,8 @@ function storedFor(sqlite: Sqlite, id: string): Record<string, unknown> {
   const todo = sqlite.prepare('select * from todos where id = ?').get(id) as
     Record<string, unknown> | undefined;
   if (!todo) return {};
-  const { id: _id, ...columns } = todo;
+  // The full-text key (SQLite, migration 0012) differs per todo by design, like the id.
+  const { id: _id, search_key: _searchKey, ...columns } = todo;
   const stored: Record<string, unknown> = { ...columns };
   for (const table of derivedTablesOf(sqlite)) {
     const surrogate = columnsOf(sqlite, table)

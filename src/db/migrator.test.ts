@@ -116,4 +116,18 @@ describe('migrations from 0.1.0', () => {
     );
     expect(count).toBe(12);
   });
+
+  it('keeps the search index in step with changes made after the upgrade', async () => {
+    const count = (q: string) =>
+      todosRepository.count(database.db, 'anonymous', parseFilter({ q }, new Date()));
+    await sql`update todos set title = 'Brioche au beurre' where title = 'Éclair au café'`.execute(
+      database.db,
+    );
+    expect(await titles({ q: 'cafe' })).toEqual([]);
+    expect(await titles({ q: 'brioche' })).toEqual(['Brioche au beurre']);
+    expect(await count('brioche')).toBe(1);
+    await sql`delete from todos where description = 'Ask about the CRÈME'`.execute(database.db);
+    expect(await titles({ q: 'creme' })).toEqual([]);
+    expect(await count('todo')).toBe(OLD_TODOS.length - 2);
+  });
 });

@@ -12,6 +12,7 @@ import * as createApiKeys from './migrations/0008-create-api-keys.js';
 import * as createOwnerUsage from './migrations/0009-create-owner-usage.js';
 import * as addSoftDeleteAndEvents from './migrations/0010-add-soft-delete-and-events.js';
 import * as createWebhooks from './migrations/0011-create-webhooks.js';
+import * as addTodoSearchKey from './migrations/0012-add-todo-search-key.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
 const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -26,6 +27,7 @@ const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009-create-owner-usage': createOwnerUsage,
   '0010-add-soft-delete-and-events': addSoftDeleteAndEvents,
   '0011-create-webhooks': createWebhooks,
+  '0012-add-todo-search-key': addTodoSearchKey,
 };
 
 /**

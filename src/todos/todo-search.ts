@@ -42,19 +42,24 @@ function phrasesOf(q: string): string[][] {
 }
 
 /**
- * Condition on `todos` for the search `q`: the todo's id is in the (global) match set, and the
- * owner condition of the surrounding query scopes it. The unary `+` stops SQLite from driving
- * the query from the match set by primary key, which would need a sort of every match; the
- * list instead walks its sort index and probes the match set, materialised once per query.
+ * Condition on `todos` for the search `q`: the todo's full-text key (migration 0012) is in the
+ * (global) match set, and the owner condition of the surrounding query scopes it.
+ *
+ * An `ordered` query (a list) walks its sort index and probes the match set, materialised once
+ * per query as FTS5 rowids: the unary `+` keeps SQLite from going from the matches to the todos
+ * by the (owner, `search_key`) index, which would need a sort of every match. A count or bulk
+ * delete does go that way, touching only the owner's matches.
  */
-export function matchesSearch(q: string, dialect: Dialect): Expression<SqlBool> {
+export function matchesSearch(
+  q: string,
+  dialect: Dialect,
+  options: { readonly ordered: boolean },
+): Expression<SqlBool> {
   if (dialect === 'postgres') return matchesSearchPostgres(q);
   const query = ftsQuery(q);
   if (query === undefined) return sql<SqlBool>`1 = 0`;
-  return sql<SqlBool>`+todos.id in (
-    select k.todo_id from todos_fts f join todo_search_keys k on k.rowid = f.rowid
-    where todos_fts match ${query}
-  )`;
+  const key = options.ordered ? sql`+todos.search_key` : sql`todos.search_key`;
+  return sql<SqlBool>`${key} in (select rowid from todos_fts where todos_fts match ${query})`;
 }
 
 /** PostgreSQL: the GIN-indexed vector of migration 0006, queried with the same accent folding. */

@@ -209,7 +209,9 @@ function matching(
   if (filter.updatedSince !== undefined) {
     conditions.push(eb(ref<string>('updated_at', leads('updated_at')), '>=', filter.updatedSince));
   }
-  if (filter.search !== undefined) conditions.push(matchesSearch(filter.search, dialect));
+  if (filter.search !== undefined) {
+    conditions.push(matchesSearch(filter.search, dialect, { ordered: !unordered }));
+  }
   return eb.and(conditions);
 }
 

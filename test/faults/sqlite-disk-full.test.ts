@@ -19,7 +19,7 @@ import { TEST_DIALECT } from '../helpers/test-database.js';
 import { startLoad, type Outcome } from './load-generator.js';
 
 /** Room for the schema (its WAL takes ≈ 0.5 MiB) and a few dozen creates. */
-const FULL_SIZE = '1m';
+const FULL_SIZE = '2m';
 const GROWN_SIZE = '8m';
 /** Large enough that each create takes pages of its own; within the 10,000-character limit. */
 const DESCRIPTION_LENGTH = 4000;
