@@ -9,6 +9,7 @@ import type { Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
 import { preparedQuery } from '../db/prepared-query.js';
 import {
+  DERIVED_COLUMNS,
   TODO_ROW_COLUMNS,
   type DerivedColumn,
   type NewTodoRow,
@@ -41,27 +42,12 @@ export const FIND_BY_ID = {
 
 /** Every column a new todo stores; `deleted_at` starts null. */
 export const INSERT_COLUMNS = [
-  'id',
-  'owner_id',
-  'title',
-  'description',
-  'status',
-  'priority',
-  'position',
-  'labels',
-  'due_date',
-  'due_at',
-  'metadata',
-  'version',
-  'completed_at',
-  'created_at',
-  'updated_at',
-  'priority_rank',
-  'status_rank',
-  'title_key',
-  'due_asc_key',
-  'due_desc_key',
-] as const satisfies readonly (keyof NewTodoRow | DerivedColumn)[];
+  ...TODO_ROW_COLUMNS.filter(
+    (column): column is Exclude<(typeof TODO_ROW_COLUMNS)[number], 'deleted_at'> =>
+      column !== 'deleted_at',
+  ),
+  ...DERIVED_COLUMNS,
+] satisfies readonly (keyof NewTodoRow | DerivedColumn)[];
 
 /** Every column a change rewrites (`TodoRowChanges` but `deleted_at`, plus the derived keys). */
 export const UPDATE_COLUMNS = INSERT_COLUMNS.filter(

@@ -57,8 +57,15 @@ export interface TodoLabelTable {
   todo_id: string;
 }
 
-export type DerivedColumn =
-  'priority_rank' | 'status_rank' | 'title_key' | 'due_asc_key' | 'due_desc_key';
+/** The derived key columns (migration 0004), which only the repository writes. */
+export const DERIVED_COLUMNS = [
+  'priority_rank',
+  'status_rank',
+  'title_key',
+  'due_asc_key',
+  'due_desc_key',
+] as const satisfies readonly (keyof TodoTable)[];
+export type DerivedColumn = (typeof DERIVED_COLUMNS)[number];
 
 /** A row as the service reads it: the stored fields, without the derived key columns. */
 export type TodoRow = Omit<Selectable<TodoTable>, DerivedColumn>;

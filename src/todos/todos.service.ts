@@ -329,22 +329,12 @@ export function createTodosService(deps: TodosServiceDeps) {
       // Exact under concurrency: the owner is locked for the rest of the write transaction.
       await assertBelowQuota(db, ctx);
       const timestamp = now().toISOString();
+      const completedAt = fields.status === 'completed' ? timestamp : null;
       const row = await repository.insert(db, {
         id: newId(),
         owner_id: ctx.ownerId,
-        title: fields.title,
-        description: fields.description,
-        status: fields.status,
-        priority: fields.priority,
-        position: fields.order,
-        labels: JSON.stringify(fields.labels),
-        due_date: fields.due_date,
-        due_at: fields.due_at,
-        metadata: JSON.stringify(fields.metadata),
-        version: 1,
-        completed_at: fields.status === 'completed' ? timestamp : null,
         created_at: timestamp,
-        updated_at: timestamp,
+        ...rowChangesOf(fields, completedAt, 1, timestamp),
       });
       const created = todoRowToTodo(row, ctx.baseUrl);
       await emit(db, ctx, [eventOf('todo.created', created)], timestamp);
