@@ -11,7 +11,7 @@ interface PendingWrite {
 }
 
 // Each write's savepoint, as plain statements: Kysely's savepoint API builds a new
-// transaction object per call, a measurable share of a small write. Valid SQL on both databases.
+// transaction object per call, a measurable share of a small write.
 const SAVEPOINT = CompiledQuery.raw('savepoint write');
 const RELEASE = CompiledQuery.raw('release savepoint write');
 const ROLLBACK_TO = CompiledQuery.raw('rollback to savepoint write');

@@ -107,8 +107,7 @@ export const webhooksRepository = {
     return result.numDeletedRows > 0n;
   },
 
-  /** The owner's enabled endpoints: where a new event goes. */
-  /** Asked by every write (to queue its deliveries), hence compiled once. */
+  /** The owner's enabled endpoints: where a new event goes. Every write asks, hence compiled once. */
   enabledEndpoints: preparedQuery(1, (db: Db, ownerId: string) =>
     db
       .selectFrom('webhook_endpoints')
