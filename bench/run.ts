@@ -3,9 +3,9 @@
  *
  * In one run: the disk's serial fsync rate, the ceiling (a bare node:http server answering the
  * same todo JSON), then for each database size and each set-up (SQLite; PostgreSQL with one or
- * two service instances) a freshly seeded database served by the real service
- * (`node dist/server.js`, compiled as `npm start` does) and every scenario against it. Prints a Markdown report
- * and writes it, with the raw figures as JSON, to bench/results/.
+ * two service instances) a freshly seeded database served by the real service as `npm start`
+ * runs it (compiled, `node … dist/server.js`) and every scenario against it. Prints a Markdown
+ * report and writes it, with the raw figures as JSON, to bench/results/.
  */
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';

@@ -9,8 +9,8 @@ declare global {
 
 /**
  * Vitest global setup: compiles the service into `dist/` from its current sources (`npm run
- * build`: about 3.5 s, 1.3 s when nothing changed), so that suites which start the server as a
- * child process run exactly what `npm start` runs. Built once per run, like the web app.
+ * build`: about 1.5 s), so that suites which start the server as a child process run exactly
+ * what `npm start` runs. Built once per run, like the web app.
  */
 export default async function setup(): Promise<void> {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
