@@ -3,7 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../../test/helpers/test-d
 import { createDatabase } from './create-database.js';
 import type { Database, Db } from './database.js';
 import { migrateToLatest } from './migrator.js';
-import { preparedQuery } from './prepared-query.js';
+import { preparedQueries, preparedQuery } from './prepared-query.js';
 
 describe('preparedQuery', () => {
   let testDatabase: TestDatabase;
@@ -82,6 +82,29 @@ describe('preparedQuery', () => {
         ['gamma', 'three'],
       ]),
     );
+  });
+
+  it('keeps one query per shape, up to its limit, and answers past it all the same', async () => {
+    const made: string[] = [];
+    const selectOf = preparedQueries(
+      2,
+      (columns: readonly ('key' | 'value')[]) => columns.join(),
+      (columns) => {
+        made.push(columns.join());
+        return preparedQuery(1, (db: Db, key: string) =>
+          db.selectFrom('settings').select(columns).where('key', '=', key),
+        );
+      },
+    );
+    expect(await selectOf(['value'])(database.db, 'gamma')).toEqual([{ value: 'three' }]);
+    expect(await selectOf(['value'])(database.db, 'alpha')).toHaveLength(1);
+    expect(await selectOf(['key'])(database.db, 'gamma')).toEqual([{ key: 'gamma' }]);
+    expect(await selectOf(['key', 'value'])(database.db, 'gamma')).toEqual([
+      { key: 'gamma', value: 'three' },
+    ]);
+    expect(await selectOf(['key', 'value'])(database.db, 'gamma')).toHaveLength(1);
+    // Two shapes kept; the third is made again on each use.
+    expect(made).toEqual(['value', 'key', 'key,value', 'key,value']);
   });
 
   it('refuses a query that does not use every argument as a value', async () => {

@@ -55,3 +55,25 @@ export function preparedQuery<Args extends readonly unknown[], Row>(
     return result.rows;
   };
 }
+
+/**
+ * Prepared queries whose SQL depends on a shape (which columns an UPDATE sets, how many rows an
+ * INSERT writes): one per shape, made on first use by `make`. At most `limit` are kept, so that
+ * shapes chosen by input cannot grow memory without bound; past that, each call compiles anew.
+ */
+export function preparedQueries<Shape, Args extends readonly unknown[], Row>(
+  limit: number,
+  keyOf: (shape: Shape) => string | number,
+  make: (shape: Shape) => (db: Db, ...args: Args) => Promise<Row[]>,
+): (shape: Shape) => (db: Db, ...args: Args) => Promise<Row[]> {
+  const queries = new Map<string | number, (db: Db, ...args: Args) => Promise<Row[]>>();
+  return (shape) => {
+    const key = keyOf(shape);
+    let query = queries.get(key);
+    if (!query) {
+      query = make(shape);
+      if (queries.size < limit) queries.set(key, query);
+    }
+    return query;
+  };
+}

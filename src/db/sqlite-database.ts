@@ -90,18 +90,17 @@ function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqliteDataba
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
-      // A schema change may rename what a cached `select *` yields: start afresh after one.
-      if (SCHEMA_CHANGE.test(sql)) statements.clear();
-      let statement = statements.get(sql);
-      if (statement) {
-        statements.delete(sql);
-      } else {
-        statement = kyselyStatement(sqlite.prepare(sql));
-        if (statements.size >= STATEMENT_CACHE_SIZE) {
-          const oldest = statements.keys().next();
-          if (!oldest.done) statements.delete(oldest.value);
-        }
+      const cached = statements.get(sql);
+      const statement = cached ?? kyselyStatement(sqlite.prepare(sql));
+      if (cached) {
+        statements.delete(sql); // set again below, as the most recently used
+      } else if (statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = statements.keys().next();
+        if (!oldest.done) statements.delete(oldest.value);
       }
+      // A schema change may rename what a cached `select *` yields: start afresh after one.
+      // Only a statement that returns no rows can be one, so reads (the hot path) skip the test.
+      if (!statement.reader && SCHEMA_CHANGE.test(sql)) statements.clear();
       statements.set(sql, statement);
       return statement;
     },

@@ -7,7 +7,8 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { Db } from '../db/database.js';
 import { dialectOf } from '../db/dialect.js';
-import { preparedQuery } from '../db/prepared-query.js';
+import { preparedQueries, preparedQuery } from '../db/prepared-query.js';
+import { LIMITS } from './todo.schemas.js';
 import {
   DERIVED_COLUMNS,
   TODO_ROW_COLUMNS,
@@ -72,31 +73,23 @@ export const insertTodo = preparedQuery(INSERT_COLUMNS.length, (db: Db, ...value
 
 type UpdateColumn = (typeof UPDATE_COLUMNS)[number];
 
-/** An UPDATE of `columns`, then owner and id; `updateOf` keeps one per set of columns. */
-function updateStatement(columns: readonly UpdateColumn[]) {
-  return preparedQuery(columns.length + 2, (db: Db, ...values: unknown[]) =>
-    db
-      .updateTable('todos')
-      .set(columnValues(columns, values) as Updateable<TodoTable>)
-      .where('owner_id', '=', values[columns.length] as string)
-      .where('id', '=', values[columns.length + 1] as string)
-      .returning(TODO_ROW_COLUMNS),
-  );
-}
-
-/** Sets of changed columns seen so far (a handful in practice; bounded all the same). */
-const updates = new Map<string, ReturnType<typeof updateStatement>>();
-const MAX_UPDATE_SHAPES = 128;
-
-export function updateOf(columns: readonly UpdateColumn[]) {
-  const key = columns.join();
-  let update = updates.get(key);
-  if (!update) {
-    update = updateStatement(columns);
-    if (updates.size < MAX_UPDATE_SHAPES) updates.set(key, update);
-  }
-  return update;
-}
+/**
+ * The UPDATE of exactly `columns`, then owner and id: one per set of changed columns (a
+ * handful in practice).
+ */
+export const updateOf = preparedQueries(
+  128,
+  (columns: readonly UpdateColumn[]) => columns.join(),
+  (columns) =>
+    preparedQuery(columns.length + 2, (db: Db, ...values: unknown[]) =>
+      db
+        .updateTable('todos')
+        .set(columnValues(columns, values) as Updateable<TodoTable>)
+        .where('owner_id', '=', values[columns.length] as string)
+        .where('id', '=', values[columns.length + 1] as string)
+        .returning(TODO_ROW_COLUMNS),
+    ),
+);
 
 export const setDeletedAt = preparedQuery(
   4,
@@ -130,27 +123,23 @@ export const maxPositionOf = preparedQuery(1, (db: Db, ownerId: string) =>
     .limit(1),
 );
 
-/** One INSERT of `count` label rows (a todo has at most `LIMITS.labels`), compiled once each. */
-const labelInserts = new Map<number, ReturnType<typeof labelInsert>>();
-function labelInsert(count: number) {
-  return preparedQuery(count + 2, (db: Db, ownerId: string, todoId: string, ...keys: string[]) =>
-    db
-      .insertInto('todo_labels')
-      .values(keys.map((key) => ({ owner_id: ownerId, label_key: key, todo_id: todoId }))),
-  );
-}
+/** One INSERT of `count` label rows (a todo has at most `LIMITS.labels`). */
+const labelInsertOf = preparedQueries(
+  LIMITS.labels,
+  (count: number) => count,
+  (count) =>
+    preparedQuery(count + 2, (db: Db, ownerId: string, todoId: string, ...keys: string[]) =>
+      db
+        .insertInto('todo_labels')
+        .values(keys.map((key) => ({ owner_id: ownerId, label_key: key, todo_id: todoId }))),
+    ),
+);
 
 export async function insertLabels(
   db: Db,
   ownerId: string,
   todoId: string,
   keys: readonly string[],
-) {
-  if (keys.length === 0) return;
-  let insert = labelInserts.get(keys.length);
-  if (!insert) {
-    insert = labelInsert(keys.length);
-    labelInserts.set(keys.length, insert);
-  }
-  await insert(db, ownerId, todoId, ...keys);
+): Promise<void> {
+  if (keys.length > 0) await labelInsertOf(keys.length)(db, ownerId, todoId, ...keys);
 }
