@@ -15,13 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  buildService,
-  pinSelf,
-  SERVICE_NODE_ARGS,
-  SERVICE_SCRIPT,
-  startNodeServer,
-} from './processes.js';
+import { buildService } from '../test/helpers/start-command.js';
+import { pinSelf, SERVICE_NODE_ARGS, SERVICE_SCRIPT, startNodeServer } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,7 +46,7 @@ const describe = (values: readonly number[]) =>
 const pinning = pinSelf(!args['no-pin']);
 const directory = mkdtempSync(join(tmpdir(), 'todo-api-bench-events-'));
 const databaseUrl = args['database-url'] ?? `sqlite:${join(directory, 'events.db')}`;
-buildService();
+await buildService();
 const server = await startNodeServer({
   script: SERVICE_SCRIPT,
   nodeArgs: SERVICE_NODE_ARGS,

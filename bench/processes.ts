@@ -5,7 +5,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -69,18 +68,6 @@ export interface ServerChild {
  */
 export const SERVICE_SCRIPT = START_NODE_ARGS.at(-1) as string;
 export const SERVICE_NODE_ARGS = START_NODE_ARGS.slice(0, -1);
-
-/** Compiles the service into `dist/` from the current sources (`npm run build`). */
-export function buildService(): void {
-  execFileSync(
-    process.execPath,
-    [createRequire(import.meta.url).resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-    {
-      cwd: ROOT,
-      stdio: 'inherit',
-    },
-  );
-}
 
 /**
  * Starts `node <script>` (through tsx when it is TypeScript; under `taskset -c 1` when pinning)

@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { cpus, release, tmpdir, type } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildService } from '../test/helpers/start-command.js';
 import {
   postgresBenchDatabase,
   sqliteBenchDatabase,
@@ -27,7 +28,6 @@ import {
   ROOT,
   SERVICE_NODE_ARGS,
   SERVICE_SCRIPT,
-  buildService,
   startNodeServer,
   waitForServerIdle,
   type ServerChild,
@@ -244,7 +244,7 @@ const profileDirectory = join(args.out, `profiles-${stamp}`);
 log(`machine: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}; ${machine.pinning}`);
 log(`databases in ${directory}`);
 log('compiling the service (npm run build)…');
-buildService();
+await buildService();
 
 log('measuring serial fsync rate (3 s fsync + 3 s fdatasync)…');
 const fsync = measureSyncRate(directory, 3);

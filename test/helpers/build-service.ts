@@ -1,23 +1,15 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { buildService } from './start-command.js';
 
 declare global {
-  var serviceBuild: Promise<unknown> | undefined;
+  var serviceBuild: Promise<void> | undefined;
 }
 
 /**
- * Vitest global setup: compiles the service into `dist/` from its current sources (`npm run
- * build`: about 1.5 s), so that suites which start the server as a child process run exactly
- * what `npm start` runs. Built once per run, like the web app.
+ * Vitest global setup: compiles the service into `dist/` from its current sources (about
+ * 1.5 s), so that suites which start the server as a child process run exactly what `npm start`
+ * runs. Built once per run, like the web app.
  */
 export default async function setup(): Promise<void> {
-  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  globalThis.serviceBuild ??= promisify(execFile)(
-    process.execPath,
-    [tsc, '-p', 'tsconfig.build.json'],
-    { cwd: fileURLToPath(new URL('../../', import.meta.url)) },
-  );
+  globalThis.serviceBuild ??= buildService();
   await globalThis.serviceBuild;
 }

@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 /**
  * Node's arguments in `npm start` (package.json `scripts.start`, after its build step): the
@@ -17,3 +21,11 @@ export const START_NODE_ARGS: readonly string[] = (() => {
   }
   return args;
 })();
+
+/** The build step of `npm start` (`npm run build`): compiles the service into `dist/`. */
+export async function buildService(): Promise<void> {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.build.json'], {
+    cwd: fileURLToPath(new URL('../../', import.meta.url)),
+  });
+}
