@@ -8,7 +8,7 @@ import type { Database } from './database.js';
 import * as createTodos from './migrations/0001-create-todos.js';
 import * as createIdempotencyKeys from './migrations/0002-create-idempotency-keys.js';
 import * as createSettings from './migrations/0003-create-settings.js';
-import { migrateToLatest, migrationTableSchema } from './migrator.js';
+import { MIGRATIONS, migrateToLatest, migrationTableSchema } from './migrator.js';
 
 /** Todos stored by 0.1.0, before the list keys, label rows and search index existed. */
 const OLD_TODOS = Array.from({ length: 1200 }, (_, i) => ({
@@ -129,5 +129,78 @@ describe('migrations from 0.1.0', () => {
     await sql`delete from todos where description = 'Ask about the CRÈME'`.execute(database.db);
     expect(await titles({ q: 'creme' })).toEqual([]);
     expect(await count('todo')).toBe(OLD_TODOS.length - 2);
+  });
+});
+
+describe('migration 0012 (search key) down and up again', () => {
+  let testDatabase: TestDatabase;
+  let database: Database;
+
+  beforeEach(async () => {
+    testDatabase = await createTestDatabase('todo-api-migrations-');
+    database = createDatabase(testDatabase.url);
+    await migrateToLatest(database.db);
+  });
+  afterEach(async () => {
+    await database.close();
+    await testDatabase.drop();
+  });
+
+  /** A todo written through the repository, whichever version of the schema is in place. */
+  async function insert(suffix: string, title: string): Promise<void> {
+    await database.writeTransaction((trx) =>
+      todosRepository.insert(trx, {
+        id: `00000000-0000-7000-8000-0000000000${suffix}`,
+        owner_id: 'anonymous',
+        title,
+        description: null,
+        status: 'open',
+        priority: 'none',
+        position: 1,
+        labels: '[]',
+        due_date: null,
+        due_at: null,
+        metadata: '{}',
+        version: 1,
+        completed_at: null,
+        created_at: '2026-01-01T00:00:00.000Z',
+        updated_at: '2026-01-01T00:00:00.000Z',
+      }),
+    );
+  }
+
+  async function found(q: string): Promise<string[]> {
+    const rows = await todosRepository.list(database.db, 'anonymous', {
+      filter: parseFilter({ q }, new Date()),
+      sort: parseSort(undefined),
+      after: undefined,
+      limit: 10,
+    });
+    return rows.map((row) => row.title).sort();
+  }
+
+  it('keeps every todo searchable, whichever version of the triggers indexed it', async () => {
+    await insert('0a', 'Brioche before');
+    const migrator = new Migrator({
+      db: database.db,
+      migrationTableSchema: await migrationTableSchema(database.db),
+      provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
+    });
+    const down = await migrator.migrateDown();
+    expect(down.error).toBeUndefined();
+    expect(down.results?.map((result) => result.migrationName)).toEqual([
+      '0012-add-todo-search-key',
+    ]);
+    // Indexed by the triggers of 0006, then given its key by the backfill of 0012.
+    await insert('0b', 'Brioche between');
+    await migrateToLatest(database.db);
+    await insert('0c', 'Brioche after');
+    expect(await found('brioche')).toEqual(['Brioche after', 'Brioche before', 'Brioche between']);
+    await sql`update todos set title = 'Croissant' where title = 'Brioche between'`.execute(
+      database.db,
+    );
+    await sql`delete from todos where title = 'Brioche before'`.execute(database.db);
+    expect(await found('brioche')).toEqual(['Brioche after']);
+    expect(await found('croissant')).toEqual(['Croissant']);
   });
 });

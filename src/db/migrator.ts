@@ -15,7 +15,7 @@ import * as createWebhooks from './migrations/0011-create-webhooks.js';
 import * as addTodoSearchKey from './migrations/0012-add-todo-search-key.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
-const MIGRATIONS: Readonly<Record<string, Migration>> = {
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-create-todos': createTodos,
   '0002-create-idempotency-keys': createIdempotencyKeys,
   '0003-create-settings': createSettings,
