@@ -29,6 +29,22 @@ const OLD_TODOS = Array.from({ length: 1200 }, (_, i) => ({
   updated_at: '2026-01-01T00:00:00.000Z',
 }));
 
+/** Titles of the first page of the anonymous owner's list for `query` (at a fixed `now`). */
+async function titlesOf(
+  database: Database,
+  query: Parameters<typeof parseFilter>[0],
+  sort?: string,
+  limit = 5,
+): Promise<string[]> {
+  const rows = await todosRepository.list(database.db, 'anonymous', {
+    filter: parseFilter(query, new Date('2026-06-01T00:00:00Z')),
+    sort: parseSort(sort),
+    after: undefined,
+    limit,
+  });
+  return rows.map((row) => row.title);
+}
+
 describe('migrations from 0.1.0', () => {
   let testDatabase: TestDatabase;
   let database: Database;
@@ -62,15 +78,8 @@ describe('migrations from 0.1.0', () => {
     await testDatabase.drop();
   });
 
-  async function titles(query: Parameters<typeof parseFilter>[0], sort?: string) {
-    const rows = await todosRepository.list(database.db, 'anonymous', {
-      filter: parseFilter(query, new Date('2026-06-01T00:00:00Z')),
-      sort: parseSort(sort),
-      after: undefined,
-      limit: 5,
-    });
-    return rows.map((row) => row.title);
-  }
+  const titles = (query: Parameters<typeof parseFilter>[0], sort?: string) =>
+    titlesOf(database, query, sort);
 
   it('backfills the sort keys of every todo', async () => {
     expect(await titles({}, '-priority,-order')).toEqual([
@@ -169,15 +178,7 @@ describe('migration 0012 (search key) down and up again', () => {
     );
   }
 
-  async function found(q: string): Promise<string[]> {
-    const rows = await todosRepository.list(database.db, 'anonymous', {
-      filter: parseFilter({ q }, new Date()),
-      sort: parseSort(undefined),
-      after: undefined,
-      limit: 10,
-    });
-    return rows.map((row) => row.title).sort();
-  }
+  const found = async (q: string) => (await titlesOf(database, { q }, undefined, 10)).sort();
 
   it('keeps every todo searchable, whichever version of the triggers indexed it', async () => {
     await insert('0a', 'Brioche before');
