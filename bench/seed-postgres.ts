@@ -7,7 +7,7 @@
  *    through a seeding path, and compares every stored column (`search_vector` included) and
  *    the rows of every table keyed by `todo_id`. The first path that matches is used:
  *    - "direct": per batch, one `INSERT … SELECT FROM unnest($1::text[], …)` of every column of
- *      `todos` the schema lists (derived ones from `src/todos/todo-keys.ts`), and one of the
+ *      `todos` the schema lists (derived ones from `src/todos/todo-derived.ts`), and one of the
  *      label rows; the triggers (search vector, owner usage) run as for the service.
  *    - "repository": `todosRepository.insert` for each row, through Kysely: slower, correct by
  *      construction.
@@ -26,7 +26,8 @@ import { ANONYMOUS_OWNER_ID } from '../src/auth/owner.js';
 import { createDatabase } from '../src/db/create-database.js';
 import type { Tables } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
-import { derivedKeys, labelKey } from '../src/todos/todo-keys.js';
+import { derivedColumns } from '../src/todos/todo-derived.js';
+import { labelKey } from '../src/todos/todo-keys.js';
 import type { NewTodoRow, TodoRow } from '../src/todos/todo.table.js';
 import { TODO_ROW_COLUMNS } from '../src/todos/todo.table.js';
 import { todosRepository } from '../src/todos/todos.repository.js';
@@ -138,7 +139,7 @@ async function directWriter(client: pg.Client): Promise<BatchWriter | undefined>
     end: Date.now(),
     firstPosition: 0,
   }).next();
-  const known = new Set([...Object.keys(sample), ...Object.keys(derivedKeys(sample))]);
+  const known = new Set([...Object.keys(sample), ...Object.keys(derivedColumns(sample))]);
   const columns = await columnsOf(client, 'todos');
   const missing = columns.filter(
     (c) => !known.has(c.column_name) && c.is_nullable === 'NO' && c.column_default === null,
@@ -157,7 +158,7 @@ async function directWriter(client: pg.Client): Promise<BatchWriter | undefined>
     const values = names.map(() => new Array<unknown>(rows.length));
     const labels: [string[], string[], string[]] = [[], [], []];
     rows.forEach((row, r) => {
-      const record: Record<string, unknown> = { ...row, ...derivedKeys(row) };
+      const record: Record<string, unknown> = { ...row, ...derivedColumns(row) };
       names.forEach((name, c) => {
         const column = values[c];
         if (column) column[r] = record[name] ?? null;

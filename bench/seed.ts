@@ -9,7 +9,7 @@
  *    table keyed by `todo_id` (labels, search keys, …). The first path that stores exactly what
  *    the service stores is used:
  *    - "direct": one prepared INSERT of every column of `todos` as the schema lists it, the
- *      derived ones computed with the project's own key functions (`src/todos/todo-keys.ts`),
+ *      derived ones computed with the project's own functions (`src/todos/todo-derived.ts`),
  *      plus prepared INSERTs of the label rows; triggers (FTS) and generated columns run as for
  *      the service. About 4× faster than going through Kysely for each row.
  *    - "repository": `todosRepository.insert` for each row, over a Kysely instance whose driver
@@ -28,7 +28,8 @@ import { ANONYMOUS_OWNER_ID } from '../src/auth/owner.js';
 import { createDatabase } from '../src/db/create-database.js';
 import type { Db, Tables } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrator.js';
-import { derivedKeys, labelKey } from '../src/todos/todo-keys.js';
+import { derivedColumns } from '../src/todos/todo-derived.js';
+import { labelKey } from '../src/todos/todo-keys.js';
 import type { NewTodoRow } from '../src/todos/todo.table.js';
 import { todosRepository } from '../src/todos/todos.repository.js';
 import { createRowGenerator, SEARCH_WORD } from './data.js';
@@ -109,7 +110,7 @@ function directWriter(sqlite: Sqlite): Writer | undefined {
     end: Date.now(),
     firstPosition: 0,
   }).next();
-  const known = new Set([...Object.keys(sample), ...Object.keys(derivedKeys(sample))]);
+  const known = new Set([...Object.keys(sample), ...Object.keys(derivedColumns(sample))]);
   const used = columns.filter((c) => known.has(c.name));
   const missing = columns.filter(
     (c) => !known.has(c.name) && c.notnull === 1 && c.dflt_value === null,
@@ -126,7 +127,7 @@ function directWriter(sqlite: Sqlite): Writer | undefined {
       : undefined;
   const values = new Array<unknown>(names.length);
   return (row) => {
-    const record: Record<string, unknown> = { ...row, ...derivedKeys(row) };
+    const record: Record<string, unknown> = { ...row, ...derivedColumns(row) };
     for (let i = 0; i < names.length; i++) values[i] = record[names[i] ?? ''];
     insertTodo.run(values);
     if (insertLabel) {

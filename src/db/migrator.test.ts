@@ -2,7 +2,9 @@ import { Migrator, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/helpers/test-database.js';
 import { parseFilter, parseSort } from '../todos/todo-list-query.js';
+import { listedTodosJson } from '../todos/todo-json.js';
 import { todosRepository } from '../todos/todos.repository.js';
+import { todoRowToTodo } from '../todos/todos.service.js';
 import { createDatabase } from './create-database.js';
 import type { Database } from './database.js';
 import * as createTodos from './migrations/0001-create-todos.js';
@@ -29,7 +31,11 @@ const OLD_TODOS = Array.from({ length: 1200 }, (_, i) => ({
   updated_at: '2026-01-01T00:00:00.000Z',
 }));
 
-/** Titles of the first page of the anonymous owner's list for `query` (at a fixed `now`). */
+/**
+ * Titles of the first page of the anonymous owner's list for `query` (at a fixed `now`), as the
+ * `todos` table holds them: some tests change todos with plain SQL, which leaves the stored list
+ * JSON (`fields_json`, written only by the repository) behind on purpose.
+ */
 async function titlesOf(
   database: Database,
   query: Parameters<typeof parseFilter>[0],
@@ -42,7 +48,33 @@ async function titlesOf(
     after: undefined,
     limit,
   });
-  return rows.map((row) => row.title);
+  if (rows.length === 0) return [];
+  const stored = await database.db
+    .selectFrom('todos')
+    .select(['id', 'title'])
+    .where(
+      'id',
+      'in',
+      rows.map((row) => row.id),
+    )
+    .execute();
+  const titles = new Map(stored.map((row) => [row.id, row.title]));
+  return rows.map((row) => titles.get(row.id) ?? '(missing)');
+}
+
+/** Every todo as a list sends it equals what `todoRowToTodo` makes of its columns. */
+async function expectListedAsMapped(database: Database): Promise<void> {
+  const base = 'http://localhost';
+  const rows = await todosRepository.list(database.db, 'anonymous', {
+    filter: { includeDeleted: true },
+    sort: parseSort(undefined),
+    after: undefined,
+    limit: 10_000,
+  });
+  const stored = await database.db.selectFrom('todos').selectAll().execute();
+  const mapped = new Map(stored.map((row) => [row.id, todoRowToTodo(row, base)]));
+  expect(rows.length).toBe(stored.length);
+  expect(JSON.parse(listedTodosJson(rows, base))).toEqual(rows.map((row) => mapped.get(row.id)));
 }
 
 describe('migrations from 0.1.0', () => {
@@ -108,6 +140,10 @@ describe('migrations from 0.1.0', () => {
     ]);
   });
 
+  it("backfills each todo's list JSON", async () => {
+    await expectListedAsMapped(database);
+  });
+
   it('backfills the label rows and the search index', async () => {
     expect(await titles({ labels: 'work,HOME' })).toEqual([
       'todo 0',
@@ -141,7 +177,7 @@ describe('migrations from 0.1.0', () => {
   });
 });
 
-describe('migration 0012 (search key) down and up again', () => {
+describe('migrations 0012 (search key) and 0013 (list JSON) down and up again', () => {
   let testDatabase: TestDatabase;
   let database: Database;
 
@@ -155,48 +191,52 @@ describe('migration 0012 (search key) down and up again', () => {
     await testDatabase.drop();
   });
 
-  /** A todo written through the repository, whichever version of the schema is in place. */
+  const row = (suffix: string, title: string) => ({
+    id: `00000000-0000-7000-8000-0000000000${suffix}`,
+    owner_id: 'anonymous',
+    title,
+    description: suffix === '0b' ? 'Crème "fraîche"\n' : null,
+    status: 'open' as const,
+    priority: 'none' as const,
+    position: 1,
+    labels: '["a"]',
+    due_date: null,
+    due_at: null,
+    metadata: '{"k":"v"}',
+    version: 1,
+    completed_at: null,
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  });
+
+  /** A todo written through the repository, as the current schema stores it. */
   async function insert(suffix: string, title: string): Promise<void> {
-    await database.writeTransaction((trx) =>
-      todosRepository.insert(trx, {
-        id: `00000000-0000-7000-8000-0000000000${suffix}`,
-        owner_id: 'anonymous',
-        title,
-        description: null,
-        status: 'open',
-        priority: 'none',
-        position: 1,
-        labels: '[]',
-        due_date: null,
-        due_at: null,
-        metadata: '{}',
-        version: 1,
-        completed_at: null,
-        created_at: '2026-01-01T00:00:00.000Z',
-        updated_at: '2026-01-01T00:00:00.000Z',
-      }),
-    );
+    await database.writeTransaction((trx) => todosRepository.insert(trx, row(suffix, title)));
   }
 
   const found = async (q: string) => (await titlesOf(database, { q }, undefined, 10)).sort();
 
-  it('keeps every todo searchable, whichever version of the triggers indexed it', async () => {
+  it('keeps every todo searchable and listed as it is, whichever version stored it', async () => {
     await insert('0a', 'Brioche before');
     const migrator = new Migrator({
       db: database.db,
       migrationTableSchema: await migrationTableSchema(database.db),
       provider: { getMigrations: () => Promise.resolve(MIGRATIONS) },
     });
-    const down = await migrator.migrateDown();
+    const down = await migrator.migrateTo('0011-create-webhooks');
     expect(down.error).toBeUndefined();
     expect(down.results?.map((result) => result.migrationName)).toEqual([
+      '0013-add-todo-fields-json',
       '0012-add-todo-search-key',
     ]);
-    // Indexed by the triggers of 0006, then given its key by the backfill of 0012.
-    await insert('0b', 'Brioche between');
+    // Indexed by the triggers of 0006, then given its key by the backfill of 0012 and its list
+    // JSON by that of 0013.
+    await sql`insert into todos ${sql`(${sql.join(Object.keys(row('0b', '')).map((c) => sql.ref(c)))})`}
+      values (${sql.join(Object.values(row('0b', 'Brioche between')))})`.execute(database.db);
     await migrateToLatest(database.db);
     await insert('0c', 'Brioche after');
     expect(await found('brioche')).toEqual(['Brioche after', 'Brioche before', 'Brioche between']);
+    await expectListedAsMapped(database);
     await sql`update todos set title = 'Croissant' where title = 'Brioche between'`.execute(
       database.db,
     );

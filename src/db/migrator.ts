@@ -13,6 +13,7 @@ import * as createOwnerUsage from './migrations/0009-create-owner-usage.js';
 import * as addSoftDeleteAndEvents from './migrations/0010-add-soft-delete-and-events.js';
 import * as createWebhooks from './migrations/0011-create-webhooks.js';
 import * as addTodoSearchKey from './migrations/0012-add-todo-search-key.js';
+import * as addTodoFieldsJson from './migrations/0013-add-todo-fields-json.js';
 
 /** Every migration in order. Listed explicitly so that nothing depends on file-system layout. */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -28,6 +29,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-add-soft-delete-and-events': addSoftDeleteAndEvents,
   '0011-create-webhooks': createWebhooks,
   '0012-add-todo-search-key': addTodoSearchKey,
+  '0013-add-todo-fields-json': addTodoFieldsJson,
 };
 
 /**

@@ -84,7 +84,7 @@ describe('preparedQuery', () => {
     );
   });
 
-  it('keeps one query per shape, up to its limit, and answers past it all the same', async () => {
+  it('keeps the most recently used shapes, up to its limit, and answers past it all the same', async () => {
     const made: string[] = [];
     const selectOf = preparedQueries(
       2,
@@ -99,12 +99,15 @@ describe('preparedQuery', () => {
     expect(await selectOf(['value'])(database.db, 'gamma')).toEqual([{ value: 'three' }]);
     expect(await selectOf(['value'])(database.db, 'alpha')).toHaveLength(1);
     expect(await selectOf(['key'])(database.db, 'gamma')).toEqual([{ key: 'gamma' }]);
+    // A third shape drops the least recently used one, `value`.
     expect(await selectOf(['key', 'value'])(database.db, 'gamma')).toEqual([
       { key: 'gamma', value: 'three' },
     ]);
-    expect(await selectOf(['key', 'value'])(database.db, 'gamma')).toHaveLength(1);
-    // Two shapes kept; the third is made again on each use.
-    expect(made).toEqual(['value', 'key', 'key,value', 'key,value']);
+    expect(await selectOf(['key'])(database.db, 'alpha')).toEqual([{ key: 'alpha' }]);
+    expect(await selectOf(['value'])(database.db, 'beta')).toEqual([{ value: 'dos' }]);
+    // `key` was used last but one, so `value` dropped `key,value`.
+    expect(await selectOf(['key', 'value'])(database.db, 'beta')).toHaveLength(1);
+    expect(made).toEqual(['value', 'key', 'key,value', 'value', 'key,value']);
   });
 
   it('refuses a query that does not use every argument as a value', async () => {

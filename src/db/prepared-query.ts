@@ -58,22 +58,27 @@ export function preparedQuery<Args extends readonly unknown[], Row>(
 
 /**
  * Prepared queries whose SQL depends on a shape (which columns an UPDATE sets, how many rows an
- * INSERT writes): one per shape, made on first use by `make`. At most `limit` are kept, so that
- * shapes chosen by input cannot grow memory without bound; past that, each call compiles anew.
+ * INSERT writes, what a list filters by): one per shape, made on first use by `make`. The
+ * `limit` most recently used are kept, so that shapes chosen by input cannot grow memory
+ * without bound; a shape used again after being dropped is made anew.
  */
 export function preparedQueries<Shape, Args extends readonly unknown[], Row>(
   limit: number,
   keyOf: (shape: Shape) => string | number,
   make: (shape: Shape) => (db: Db, ...args: Args) => Promise<Row[]>,
 ): (shape: Shape) => (db: Db, ...args: Args) => Promise<Row[]> {
+  // A Map iterates in insertion order: re-inserting on use keeps the least recent first.
   const queries = new Map<string | number, (db: Db, ...args: Args) => Promise<Row[]>>();
   return (shape) => {
     const key = keyOf(shape);
     let query = queries.get(key);
-    if (!query) {
+    if (query) {
+      queries.delete(key);
+    } else {
       query = make(shape);
-      if (queries.size < limit) queries.set(key, query);
+      if (queries.size >= limit) queries.delete(queries.keys().next().value as string | number);
     }
+    queries.set(key, query);
     return query;
   };
 }

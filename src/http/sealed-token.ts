@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 
 /**
  * Tokens the service hands out and must get back unaltered (list cursors, sync tokens): a JSON
@@ -18,8 +18,9 @@ export type OpenedToken =
 const SIGNATURE_BYTES = 16;
 
 export function createTokenSealer(secret: string): TokenSealer {
+  const key = createSecretKey(Buffer.from(secret));
   const sign = (data: string): Buffer =>
-    createHmac('sha256', secret).update(data).digest().subarray(0, SIGNATURE_BYTES);
+    createHmac('sha256', key).update(data).digest().subarray(0, SIGNATURE_BYTES);
 
   return {
     seal(payload) {

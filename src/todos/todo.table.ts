@@ -39,6 +39,11 @@ export interface TodoTable {
   due_asc_key: string;
   /** `dueMoment(…)`, or `DUE_KEY_NONE.desc` (before every date) when there is no due. */
   due_desc_key: string;
+  /**
+   * `fieldsJsonOf(…)` (migration 0013): the API JSON members `title` … `metadata`, which a list
+   * reads instead of the columns they come from.
+   */
+  fields_json: string;
   // SQLite also has `search_key` (migration 0012), set by a trigger and read only by the SQL of
   // `todo-search.ts`; it is left out here so that no row type claims it.
 }
@@ -57,20 +62,38 @@ export interface TodoLabelTable {
   todo_id: string;
 }
 
-/** The derived key columns (migration 0004), which only the repository writes. */
-export const DERIVED_COLUMNS = [
+/** The derived key columns (migration 0004). */
+export const KEY_COLUMNS = [
   'priority_rank',
   'status_rank',
   'title_key',
   'due_asc_key',
   'due_desc_key',
 ] as const satisfies readonly (keyof TodoTable)[];
+export type KeyColumn = (typeof KEY_COLUMNS)[number];
+
+/** Columns that only the repository writes, from the fields they derive from. */
+export const DERIVED_COLUMNS = [
+  ...KEY_COLUMNS,
+  'fields_json',
+] as const satisfies readonly (keyof TodoTable)[];
 export type DerivedColumn = (typeof DERIVED_COLUMNS)[number];
 
-/** A row as the service reads it: the stored fields, without the derived key columns. */
+/** A row as the service reads it: the stored fields, without the derived columns. */
 export type TodoRow = Omit<Selectable<TodoTable>, DerivedColumn>;
+
+/** What a list reads of each todo: its JSON's parts (see `listedTodosJson`). */
+export const LISTED_TODO_COLUMNS = [
+  'id',
+  'fields_json',
+  'version',
+  'created_at',
+  'updated_at',
+  'deleted_at',
+] as const satisfies readonly (keyof TodoTable)[];
 /** A listed row also carries the key columns of its sort, for the next page's cursor. */
-export type ListedTodoRow = TodoRow & Partial<Pick<Selectable<TodoTable>, DerivedColumn>>;
+export type ListedTodoRow = Pick<Selectable<TodoTable>, (typeof LISTED_TODO_COLUMNS)[number]> &
+  Partial<Pick<Selectable<TodoTable>, 'position' | KeyColumn>>;
 
 /**
  * The columns of `TodoRow`. Reads name them instead of `select *`: materialising the derived

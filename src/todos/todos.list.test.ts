@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem } from '../../test/helpers/problem-assertions.js';
 import { buildTestApp, type TestApp } from '../../test/helpers/test-app.js';
 import { parseFilter, parseSort } from './todo-list-query.js';
+import { listedTodosJson } from './todo-json.js';
 import type { Todo } from './todo.schemas.js';
 import { todosRepository } from './todos.repository.js';
 
@@ -450,7 +451,8 @@ describe('GET /api/todos: filters, sort, search and count', () => {
         after: undefined,
         limit: 10,
       });
-      expect(rows.map((row) => row.title)).toEqual(['Buy milk too']);
+      const todos = JSON.parse(listedTodosJson(rows, 'http://localhost')) as Todo[];
+      expect(todos.map((todo) => todo.title)).toEqual(['Buy milk too']);
     });
 
     it('pages through search results', async () => {

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../test/helpers/test-app.js';
+import { fieldsJsonOf } from './todo-json.js';
 import { derivedKeys, labelKey } from './todo-keys.js';
 import type { Todo } from './todo.schemas.js';
 import { DERIVED_COLUMNS } from './todo.table.js';
+import { todoRowToTodo } from './todos.service.js';
 
 /**
  * An update writes only the columns whose value changed (`todosRepository.update`). Whatever a
@@ -36,7 +38,16 @@ describe('stored keys after changes that write only what changed', () => {
       .select([...DERIVED_COLUMNS, 'version'])
       .where('id', '=', todo.id)
       .executeTakeFirstOrThrow();
-    expect(stored).toEqual({ ...derivedKeys(todo), version: todo.version });
+    expect(stored).toEqual({
+      ...derivedKeys(todo),
+      fields_json: fieldsJsonOf({
+        ...todo,
+        position: todo.order,
+        labels: JSON.stringify(todo.labels),
+        metadata: JSON.stringify(todo.metadata),
+      }),
+      version: todo.version,
+    });
     const labels = await t.database.db
       .selectFrom('todo_labels')
       .select('label_key')
@@ -72,5 +83,32 @@ describe('stored keys after changes that write only what changed', () => {
     // And the lists that read those keys agree.
     const byTitle = await t.inject({ method: 'GET', url: `/api/todos?q=zulu&sort=title` });
     expect(byTitle.json<Todo[]>().map((found) => found.id)).toEqual([todo.id]);
+  });
+
+  it('lists every todo as its columns map, after every kind of write', async () => {
+    const ids: string[] = [];
+    for (const title of ['One "quoted"', 'Two \\ back', 'Three', 'Four', 'Five']) {
+      ids.push((await send('POST', '/api/todos', { title, metadata: { k: title } }, 201)).id);
+    }
+    const [one, two, three, four] = ids.map((id) => `/api/todos/${id}`);
+    await send('PATCH', `${one}`, { description: 'Line\nbreak', labels: ['x'] }, 200);
+    await send('PUT', `${two}`, { title: 'Two again', priority: 'high' }, 200);
+    await send('POST', `${three}/complete`, undefined, 200);
+    await send('POST', `${four}/complete`, undefined, 200);
+    expect((await t.inject({ method: 'DELETE', url: `${one}` })).statusCode).toBe(204);
+    expect(
+      (await t.inject({ method: 'DELETE', url: '/api/todos?status=completed' })).statusCode,
+    ).toBe(204);
+    await send('POST', `${four}/restore`, undefined, 200);
+
+    const listed = (
+      await t.inject({ method: 'GET', url: '/api/todos?include_deleted=true&limit=200' })
+    ).json<Todo[]>();
+    const rows = await t.database.db.selectFrom('todos').selectAll().execute();
+    const baseUrl = listed[0]?.url.replace(/\/api\/todos\/.*$/, '') ?? '';
+    expect(listed.map((todo) => todo.id).sort()).toEqual(rows.map((row) => row.id).sort());
+    const mapped = new Map(rows.map((row) => [row.id, todoRowToTodo(row, baseUrl)]));
+    expect(listed).toEqual(listed.map((todo) => mapped.get(todo.id)));
+    expect(listed.filter((todo) => todo.deleted_at !== null)).toHaveLength(2);
   });
 });

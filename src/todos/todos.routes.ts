@@ -221,7 +221,8 @@ export const todosRoutes: FastifyPluginAsyncTypebox<TodosRoutesOptions> = async 
           .header('x-total-count', String(page.totalCount))
           .header('preference-applied', 'count=exact');
       }
-      return page.todos;
+      // Already JSON (see `listedTodosJson`): Fastify sends a string with a JSON type as it is.
+      return reply.type('application/json; charset=utf-8').send(page.json);
     },
   );
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import stringify from 'safe-stable-stringify';
 import type { Db } from '../db/database.js';
 import { eventOf, eventsOfChange, type NewTodoEvent } from '../events/todo-events.js';
@@ -9,6 +9,7 @@ import { satisfies, type VersionPrecondition } from '../http/conditional.js';
 import type { CursorCodec } from './todo-cursor.js';
 import { FIELD_DEFAULTS, normalizeFields, type TodoFields } from './todo-fields.js';
 import { parseFilter, parseSort, type SortKey, type TodoFilter } from './todo-list-query.js';
+import { fieldMembersOf, listedTodosJson } from './todo-json.js';
 import { assertTransition } from './todo-status.js';
 import { ACTIONS, type TodoAction } from './todo-transitions.js';
 import {
@@ -44,28 +45,19 @@ export interface TodosServiceDeps {
 }
 
 export interface TodoPage {
-  readonly todos: Todo[];
+  /** The page's todos as the JSON array the API sends (see `listedTodosJson`). */
+  readonly json: string;
   readonly nextCursor: string | undefined;
   /** All todos matching the filters, ignoring paging; only when asked for. */
   readonly totalCount: number | undefined;
 }
 
-/** The one mapper from a stored row to the API object. */
+/** The one mapper from a stored row to the API object (lists assemble the same JSON: `todo-json.ts`). */
 export function todoRowToTodo(row: TodoRow, baseUrl: string): Todo {
   return {
     id: row.id,
     url: todoUrl(baseUrl, row.id),
-    title: row.title,
-    description: row.description,
-    status: row.status,
-    completed: row.status === 'completed',
-    completed_at: row.completed_at,
-    priority: row.priority,
-    order: row.position,
-    labels: JSON.parse(row.labels) as string[],
-    due_date: row.due_date,
-    due_at: row.due_at,
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    ...fieldMembersOf(row),
     version: row.version,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -179,7 +171,7 @@ function bindingOf(ownerId: string, filter: TodoFilter, sort: readonly SortKey[]
   const { overdue, ...rest } = filter;
   const canonical =
     stringify({ v: 3, owner: ownerId, filter: { ...rest, overdue: overdue?.value }, sort }) ?? '';
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+  return hash('sha256', canonical, 'base64url').slice(0, 22);
 }
 
 export function createTodosService(deps: TodosServiceDeps) {
@@ -295,7 +287,7 @@ export function createTodosService(deps: TodosServiceDeps) {
           ? cursors.encode(repository.keysetOf(last, sort), binding)
           : undefined;
       return {
-        todos: page.map((row) => todoRowToTodo(row, ctx.baseUrl)),
+        json: listedTodosJson(page, ctx.baseUrl),
         nextCursor,
         totalCount,
       };
