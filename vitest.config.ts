@@ -37,6 +37,8 @@ const DATABASE_AGNOSTIC = [
   'test/trust-proxy.test.ts',
   // The OpenAPI document lists every registered route.
   'test/openapi.test.ts',
+  // The lockfile's engines against the Node versions we support; opens no database.
+  'test/dependency-engines.test.ts',
   // The limiter against in-memory and Redis stores; opens no database.
   'src/limits/rate-limiter.test.ts',
   // JWT verification against a local JWKS server; opens no database.

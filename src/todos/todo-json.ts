@@ -45,7 +45,7 @@ export type FieldMembers = Omit<
   'id' | 'url' | 'version' | 'created_at' | 'updated_at' | 'deleted_at'
 >;
 
-/** The todo's members `title` … `metadata`: what a write sets, plus `completed` and `completed_at`. */
+/** The members `title` … `metadata`: what a write sets, plus `completed` and `completed_at`. */
 export function fieldMembersOf(row: FieldColumns): FieldMembers {
   return {
     title: row.title,

@@ -7,11 +7,11 @@ import {
 } from 'kysely';
 import type { Db, Tables } from '../db/database.js';
 import { dialectOf, type Dialect } from '../db/dialect.js';
+import { preparedQueries, preparedQuery } from '../db/prepared-query.js';
 import { derivedColumns } from './todo-derived.js';
 import { labelKey, priorityRank } from './todo-keys.js';
 import type { SortKey, TodoFilter } from './todo-list-query.js';
 import { matchesSearch } from './todo-search.js';
-import { preparedQueries, preparedQuery } from '../db/prepared-query.js';
 import {
   FIND_BY_ID,
   INSERT_COLUMNS,

@@ -52,7 +52,10 @@ export interface TodoPage {
   readonly totalCount: number | undefined;
 }
 
-/** The one mapper from a stored row to the API object (lists assemble the same JSON: `todo-json.ts`). */
+/**
+ * The one mapper from a stored row to the API object; lists build the same JSON in
+ * `todo-json.ts`.
+ */
 export function todoRowToTodo(row: TodoRow, baseUrl: string): Todo {
   return {
     id: row.id,
@@ -163,9 +166,9 @@ function checkPrecondition(precondition: VersionPrecondition | undefined, curren
 }
 
 /**
- * What a cursor is bound to: the owner, the filters (but the clock behind `overdue`), `q` and the sort, as
- * a short fingerprint. The version changes whenever the meaning of a keyset changes, so that
- * older cursors are refused instead of misread.
+ * What a cursor is bound to: the owner, the filters (but the clock behind `overdue`), `q` and
+ * the sort, as a short fingerprint. The version changes whenever the meaning of a keyset
+ * changes, so that older cursors are refused instead of misread.
  */
 function bindingOf(ownerId: string, filter: TodoFilter, sort: readonly SortKey[]): string {
   const { overdue, ...rest } = filter;
