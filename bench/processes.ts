@@ -1,6 +1,6 @@
 /**
- * Child processes of the benchmark (the service and the ceiling server), CPU pinning and the
- * sampling of a child's memory and CPU time from /proc.
+ * Child processes of the benchmark (the service, the ceiling server, the data-layer run), CPU
+ * pinning and the sampling of a child's memory and CPU time from /proc.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -70,6 +70,27 @@ export const SERVICE_SCRIPT = START_NODE_ARGS.at(-1) as string;
 export const SERVICE_NODE_ARGS = START_NODE_ARGS.slice(0, -1);
 
 /**
+ * The command that runs `node <script>`: through tsx when it is TypeScript, after the given
+ * `--import`s, and under `taskset -c 1` when pinning.
+ */
+function nodeCommand(options: {
+  readonly script: string;
+  readonly pin: boolean;
+  readonly nodeArgs?: readonly string[];
+  readonly imports?: readonly string[];
+}): [string, string[]] {
+  const nodeArgs = [
+    ...(options.nodeArgs ?? []),
+    ...(options.script.endsWith('.ts') ? ['--import', 'tsx'] : []),
+    ...(options.imports ?? []).flatMap((module) => ['--import', module]),
+    options.script,
+  ];
+  return options.pin
+    ? ['taskset', ['-c', String(SERVER_CORE), process.execPath, ...nodeArgs]]
+    : [process.execPath, nodeArgs];
+}
+
+/**
  * Starts `node <script>` (through tsx when it is TypeScript; under `taskset -c 1` when pinning)
  * and waits until `readyPath` answers 200.
  */
@@ -87,16 +108,8 @@ export async function startNodeServer(options: {
   readonly ipc?: boolean;
 }): Promise<ServerChild> {
   const port = await freePort();
-  const nodeArgs = [
-    ...(options.nodeArgs ?? []),
-    ...(options.script.endsWith('.ts') ? ['--import', 'tsx'] : []),
-    ...(options.imports ?? []).flatMap((module) => ['--import', module]),
-    options.script,
-  ];
   // taskset execs node in its own place, so the IPC descriptor reaches node unchanged.
-  const [command, args] = options.pin
-    ? ['taskset', ['-c', String(SERVER_CORE), process.execPath, ...nodeArgs]]
-    : [process.execPath, nodeArgs];
+  const [command, args] = nodeCommand(options);
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...options.env, PORT: String(port), HOST: '127.0.0.1' },
@@ -147,6 +160,31 @@ export async function startNodeServer(options: {
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Runs `node <script>` (see `nodeCommand`) to its end and returns what it printed on stdout;
+ * throws with its stderr when it fails.
+ */
+export async function runNodeScript(options: {
+  readonly script: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly pin: boolean;
+  readonly nodeArgs?: readonly string[];
+}): Promise<string> {
+  const [command, args] = nodeCommand(options);
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`${options.script} exited with ${code}:\n${stderr}`);
+  return stdout;
 }
 
 /** Resident set size of `pid` in bytes (VmRSS), or undefined once it is gone. */

@@ -2,6 +2,7 @@
  * The benchmark's report: the targets of the issue evaluated against one run, and the Markdown
  * tables that are printed and written next to the JSON.
  */
+import type { DataLayerRead, DataLayerResult, DataLayerWrite } from './data-layer.js';
 import { DATABASE_TITLES, type DatabaseKind } from './databases.js';
 import type { SyncRate } from './fsync-rate.js';
 import type { LoadOptions, ScenarioResult } from './load.js';
@@ -30,6 +31,8 @@ export interface SizeRun {
     readonly used: number;
     readonly exhausted: boolean;
   };
+  /** The same work without HTTP (`data-layer.ts`): what the service cannot beat over HTTP. */
+  readonly dataLayer: DataLayerResult;
 }
 
 export interface Machine {
@@ -86,6 +89,14 @@ function scenario(size: SizeRun, key: string): ScenarioResult | undefined {
   return size.scenarios.find((s) => s.key === key);
 }
 
+function dataLayerWrite(size: SizeRun, key: string): DataLayerWrite | undefined {
+  return size.dataLayer.writes.find((w) => w.key === key);
+}
+
+function dataLayerRead(size: SizeRun, key: string): DataLayerRead | undefined {
+  return size.dataLayer.reads.find((r) => r.key === key);
+}
+
 /** "SQLite", "PostgreSQL ×1", "PostgreSQL ×2": the set-up a run measured. */
 export function setupLabel(run: Pick<SizeRun, 'database' | 'instances'>): string {
   const title = DATABASE_TITLES[run.database];
@@ -110,6 +121,26 @@ function extremes(group: readonly SizeRun[]): [SizeRun, SizeRun] | undefined {
   return small && large && small !== large ? [small, large] : undefined;
 }
 
+/**
+ * The same comparison without HTTP, when the data layer measured it; for search also the match
+ * list alone at the larger size against the whole search at the smaller one.
+ */
+function withoutHttpScaling(small: SizeRun, large: SizeRun, key: string): string {
+  const a = dataLayerRead(small, key);
+  const b = dataLayerRead(large, key);
+  if (!a || !b) return '';
+  const parts = [
+    `without HTTP ${fixed(b.microseconds, 1)} / ${fixed(a.microseconds, 1)} µs = ${fixed(b.microseconds / a.microseconds)} ×`,
+  ];
+  const matches = dataLayerRead(large, `${key}-matches`);
+  if (matches) {
+    parts.push(
+      `reading the match list alone at ${rowsLabel(large.rows)}: ${fixed(matches.microseconds, 0)} µs = ${fixed(matches.microseconds / a.microseconds)} × the whole search at ${rowsLabel(small.rows)}`,
+    );
+  }
+  return `; ${parts.join('; ')}`;
+}
+
 /** Evaluates every target of the issue that this run has the data for. */
 export function evaluateTargets(
   sizes: readonly SizeRun[],
@@ -132,12 +163,16 @@ export function evaluateTargets(
       const s = scenario(size, key);
       if (!s) return;
       const ratio = s.requestsPerSecond / base;
+      const alone = dataLayerWrite(size, key);
+      const withoutHttp = alone
+        ? `; without HTTP ${formatInt(alone.writesPerSecond)}/s = ${fixed(alone.writesPerSecond / base)} ×`
+        : '';
       targets.push({
         target: `${label} ≥ ${factor} × ${baseName}`,
         scope,
         measured: s.skipped
           ? `not measured: ${s.skipped}`
-          : `${formatInt(s.requestsPerSecond)} req/s = ${fixed(ratio)} × ${baseName}`,
+          : `${formatInt(s.requestsPerSecond)} req/s = ${fixed(ratio)} × ${baseName}${withoutHttp}`,
         pass: !s.skipped && ratio >= factor,
       });
     };
@@ -210,7 +245,7 @@ export function evaluateTargets(
       targets.push({
         target,
         scope,
-        measured: `${fixed(b.p50)} / ${fixed(a.p50)} ms = ${fixed(ratio)} ×`,
+        measured: `${fixed(b.p50)} / ${fixed(a.p50)} ms = ${fixed(ratio)} ×${withoutHttpScaling(small, large, key)}`,
         pass: ratio <= factor,
       });
     }
@@ -270,6 +305,52 @@ function scenarioRow(s: ScenarioResult, ceilingRate: number, fsyncRate: number):
     cpuCell(s),
   ];
   return `| ${cells.join(' | ')} |`;
+}
+
+const DATA_LAYER_READS: Readonly<Record<DataLayerRead['key'], string>> = {
+  get: 'GET one todo (`service.get`)',
+  search: 'search q (`service.list`, 50 items)',
+  'search-matches': 'of which: reading the match list from the full-text index',
+};
+
+const DATA_LAYER_WRITES: Readonly<Record<DataLayerWrite['key'], string>> = {
+  post: 'POST (`service.create`)',
+  patch: 'PATCH (`service.patch`)',
+  put: 'PUT (`service.replace`)',
+};
+
+/** The size's data-layer figures (`data-layer.ts`), when it measured any. */
+function dataLayerLines(size: SizeRun, fsyncRate: number): string[] {
+  const { reads, writes } = size.dataLayer;
+  if (reads.length === 0 && writes.length === 0) return [];
+  const lines = [
+    `### ${setupLabel(size)}, ${formatInt(size.rows)} rows: the same work without HTTP`,
+    '',
+    "The service's own code from `todos.service` down, called in-process on the server core with the service's Node options (`bench/data-layer.ts`): reads one call at a time before the service started, writes with as many in flight as the load has connections, through the same group commit, after the scenarios. Over HTTP the service cannot be faster than this.",
+    '',
+  ];
+  if (reads.length > 0) {
+    lines.push('| read | µs per call (median) | calls |', '| --- | ---: | ---: |');
+    for (const r of reads) {
+      lines.push(
+        `| ${DATA_LAYER_READS[r.key]} | ${fixed(r.microseconds, 1)} | ${formatInt(r.calls)} |`,
+      );
+    }
+    lines.push('');
+  }
+  if (writes.length > 0) {
+    lines.push(
+      '| write | writes/s (median) | min–max | × fsync | p50 ms | p99 ms |',
+      '| --- | ---: | ---: | ---: | ---: | ---: |',
+    );
+    for (const w of writes) {
+      lines.push(
+        `| ${DATA_LAYER_WRITES[w.key]} | ${formatInt(w.writesPerSecond)} | ${formatInt(w.writesPerSecondMin)}–${formatInt(w.writesPerSecondMax)} | ${fixed(w.writesPerSecond / fsyncRate)} | ${fixed(w.p50)} | ${fixed(w.p99)} |`,
+      );
+    }
+    lines.push('');
+  }
+  return lines;
 }
 
 const SCENARIO_HEADER = [
@@ -378,6 +459,7 @@ export function renderMarkdown(report: BenchReport): string {
     lines.push(...SCENARIO_HEADER);
     for (const s of size.scenarios) lines.push(scenarioRow(s, ceilingRate, fsyncRate));
     lines.push('');
+    lines.push(...dataLayerLines(size, fsyncRate));
   }
 
   lines.push(...sideBySide(report));

@@ -20,6 +20,7 @@ import {
   type BenchDatabase,
   type DatabaseKind,
 } from './databases.js';
+import { measureDataLayer, type DataLayerResult } from './data-layer.js';
 import { measureSyncRate } from './fsync-rate.js';
 import { runScenario, type LoadOptions, type ScenarioResult } from './load.js';
 import {
@@ -193,6 +194,22 @@ async function stop(server: ServerChild) {
   children.delete(server.child);
 }
 
+/** Reads time a call at a time; a few seconds settle their median. */
+const DATA_LAYER_READ_SECONDS = Math.min(options.duration, 3);
+
+/** `measureDataLayer` on `database`, while no service has it open. */
+function dataLayerOf(mode: 'reads' | 'writes', database: BenchDatabase, idsPath: string) {
+  return measureDataLayer({
+    mode,
+    databaseUrl: database.url,
+    idsPath,
+    duration: mode === 'reads' ? DATA_LAYER_READ_SECONDS : options.duration,
+    repetitions: options.repetitions,
+    inFlight: options.connections,
+    pin: pinning.used,
+  });
+}
+
 function machineInfo(): Machine {
   const cpuinfo = (() => {
     try {
@@ -275,6 +292,17 @@ async function measure(setup: Setup, rows: number, database: BenchDatabase): Pro
   const ids = seed.ids;
   const firstId = ids[0];
   if (firstId === undefined) throw new Error('--rows must be at least 1');
+
+  const idsPath = join(directory, `ids-${setup.database}-${rows}.json`);
+  writeFileSync(idsPath, JSON.stringify(ids));
+  const dataLayer: DataLayerResult = { reads: [], writes: [] };
+  if (selected.some((key) => key === 'get' || key === 'search')) {
+    log('data layer without HTTP: reads…');
+    dataLayer.reads.push(...(await dataLayerOf('reads', database, idsPath)).reads);
+    log(
+      `  ${dataLayer.reads.map((read) => `${read.key} ${read.microseconds.toFixed(1)} µs`).join(', ')}`,
+    );
+  }
 
   let pool: string[] = [];
   let poolNext = 0;
@@ -390,6 +418,13 @@ async function measure(setup: Setup, rows: number, database: BenchDatabase): Pro
       }
     }
   }
+  if (selected.some((key) => key === 'post' || key === 'patch' || key === 'put')) {
+    log('data layer without HTTP: writes…');
+    dataLayer.writes.push(...(await dataLayerOf('writes', database, idsPath)).writes);
+    log(
+      `  ${dataLayer.writes.map((write) => `${write.key} ${formatInt(write.writesPerSecond)}/s (p99 ${write.p99.toFixed(1)} ms)`).join(', ')}`,
+    );
+  }
   return {
     database: setup.database,
     instances: setup.instances,
@@ -406,6 +441,7 @@ async function measure(setup: Setup, rows: number, database: BenchDatabase): Pro
     peakRssBytes: peakRssBytes || Math.max(0, ...results.map((r) => r.peakRssBytes)),
     schema: await database.lastMigration(),
     deletePool,
+    dataLayer,
   };
 }
 

@@ -86,7 +86,7 @@ describe.runIf(TEST_DIALECT === 'sqlite')('createDatabase (SQLite)', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('creates the file and its folder, in WAL mode with synchronous=FULL and foreign keys on', async () => {
+  it('creates the file and its folder, in WAL mode with synchronous=FULL, foreign keys on and temp files in memory', async () => {
     expect(statSync(path).isFile()).toBe(true);
     const pragma = async (name: string) =>
       (
@@ -99,6 +99,8 @@ describe.runIf(TEST_DIALECT === 'sqlite')('createDatabase (SQLite)', () => {
     expect(await pragma('synchronous')).toEqual({ synchronous: 2 });
     expect(await pragma('foreign_keys')).toEqual({ foreign_keys: 1 });
     expect(await pragma('busy_timeout')).toEqual({ timeout: 5000 });
+    // 2 = MEMORY: savepoint undo records never spill to /var/tmp (sqlite-database.ts).
+    expect(await pragma('temp_store')).toEqual({ temp_store: 2 });
   });
 
   it('takes the write lock when a transaction begins (BEGIN IMMEDIATE), before any write', async () => {

@@ -123,6 +123,10 @@ export function createSqliteDatabase(databaseUrl: string): Database {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
+  // Each write of a group commit runs in a savepoint, whose undo records SQLite keeps in memory
+  // only up to 64 KiB and then moves to a file in /var/tmp for the rest of the transaction:
+  // from then on every page a write touches costs a write() (strace: 5.5× the pwrite calls).
+  sqlite.pragma('temp_store = MEMORY');
 
   const db: Db = new Kysely<Tables>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
