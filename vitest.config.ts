@@ -43,13 +43,15 @@ const DATABASE_AGNOSTIC = [
   'src/limits/rate-limiter.test.ts',
   // JWT verification against a local JWKS server; opens no database.
   'src/auth/jwt-verifier.test.ts',
+  // The web app's own logic, without a browser or a server.
+  'web/src/**/*.test.ts',
 ];
 
 /** Suites of PostgreSQL alone (`*.postgres.test.ts`), such as its query plans. */
 const POSTGRES_ONLY = ['**/*.postgres.test.ts'];
 
 /** Every suite; each project below picks from it. */
-const ALL = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+const ALL = ['src/**/*.test.ts', 'test/**/*.test.ts', 'web/src/**/*.test.ts'];
 
 /** The web app and /docs in Chromium: a project of their own (below), on SQLite. */
 const BROWSER = ['test/browser/**'];

@@ -3,6 +3,7 @@ import type { TodoEvent } from '../../../src/events/todo-event.schemas.js';
 import type { ApiClient, Todo } from '../api/api-client.js';
 import type { ApiProblem } from '../api/api-problem.js';
 import { listQuery, type ListView } from './list-view.js';
+import { newer, withoutOlder } from './todo-versions.js';
 
 export interface TodoListState {
   readonly todos: readonly Todo[];
@@ -18,11 +19,6 @@ const EMPTY: TodoListState = { todos: [], next: null, total: null, loading: true
 const MAX_REFRESH = 200;
 /** Events often come in bursts (a bulk delete, a status change's three events): one refresh. */
 const REFRESH_DELAY_MS = 150;
-
-/** Keeps the newer of two copies of a todo: answers and events may arrive in either order. */
-function newer(current: Todo, incoming: Todo): Todo {
-  return incoming.version >= current.version ? incoming : current;
-}
 
 /**
  * The loaded part of the list for a view: the first page, more pages on demand (infinite
@@ -46,13 +42,13 @@ export function useTodoList(api: ApiClient, view: ListView, enabled: boolean) {
       try {
         const page = await api.list(`/api/todos?${query.toString()}`, true);
         if (ticket !== generation.current) return;
-        setState({
-          todos: page.todos,
+        setState((current) => ({
+          todos: withoutOlder(page.todos, current.todos),
           next: page.next,
           total: page.total,
           loading: false,
           error: null,
-        });
+        }));
       } catch (error) {
         if (ticket !== generation.current) return;
         setState((current) => ({ ...current, loading: false, error: error as ApiProblem }));
