@@ -149,6 +149,18 @@ describe.runIf(TEST_DIALECT === 'sqlite')('createDatabase (SQLite)', () => {
     ).toEqual([{ key: 'b', value: '3' }]);
   });
 
+  it('binds a LIMIT as an expression, so SQLite keeps the plan instead of compiling the statement again on every run', async () => {
+    await database.db
+      .insertInto('settings')
+      .values(['a', 'b', 'c'].map((key) => ({ key, value: key })))
+      .execute();
+    const query = database.db.selectFrom('settings').select('key').orderBy('key').limit(2);
+    const { sql: text, parameters } = query.compile();
+    expect(text).toMatch(/ limit \+ \?$/);
+    expect(parameters).toEqual([2]);
+    expect(await query.execute()).toEqual([{ key: 'a' }, { key: 'b' }]);
+  });
+
   it('names the columns of `select *` anew after the table changed, here or in another process', async () => {
     await database.db.insertInto('settings').values({ key: 'k', value: 'v' }).execute();
     const all = () =>

@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import type { Database, Db, Tables } from './database.js';
 import { createGroupCommit } from './group-commit.js';
+import { SqliteLimitsPlugin } from './sqlite-limits.js';
 
 /** How long a connection waits for another process's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -130,6 +131,7 @@ export function createSqliteDatabase(databaseUrl: string): Database {
 
   const db: Db = new Kysely<Tables>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite) }),
+    plugins: [new SqliteLimitsPlugin()],
   });
 
   return {
