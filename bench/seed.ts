@@ -18,8 +18,11 @@
  *    instead of skewing it.
  * 3. Rows are written in large transactions with `synchronous=OFF` (a seed need not be
  *    durable; the service reopens the file with its own settings), then the WAL is checkpointed.
- * 4. The result is verified: row count, and with a `todos_fts` table its row count and that a
- *    search finds every todo whose title or description has the search word.
+ *    Into a fresh file, indexes are built and triggers do their work after the load, once for
+ *    all rows (`seed-triggers.ts`).
+ * 4. The result is verified: row count; with a `todos_fts` table its row count and that a
+ *    search finds every todo whose title or description has the search word; every todo's
+ *    full-text key and each owner's todo count.
  */
 import { closeSync, fsyncSync, openSync, statSync } from 'node:fs';
 import SqliteDatabase from 'better-sqlite3';
@@ -33,6 +36,7 @@ import { labelKey } from '../src/todos/todo-keys.js';
 import type { NewTodoRow } from '../src/todos/todo.table.js';
 import { todosRepository } from '../src/todos/todos.repository.js';
 import { createRowGenerator, SEARCH_WORD } from './data.js';
+import { checkTriggerEffects, setTriggersAside } from './seed-triggers.js';
 import {
   createParityTodo,
   differences,
@@ -273,7 +277,8 @@ function dropIndexes(sqlite: Sqlite): string[] {
 /**
  * Inserts `count` generated rows through the seeding `path`; returns their ids. With
  * `rebuildIndexes` (a fresh database that nobody else uses), indexes are dropped during the
- * load and created again, with their original SQL, at the end.
+ * load and created again, with their original SQL, at the end, and the triggers are set aside
+ * and their work done for all rows at once (`seed-triggers.ts`).
  */
 export async function insertRows(
   databasePath: string,
@@ -291,6 +296,7 @@ export async function insertRows(
   const sqlite = openForLoading(databasePath, fresh);
   try {
     const indexes = fresh ? dropIndexes(sqlite) : [];
+    const restoreTriggers = fresh ? setTriggersAside(sqlite) : undefined;
     const write = writerFor(sqlite, options.path);
     const generator = createRowGenerator({ ...options, ownerId: ANONYMOUS_OWNER_ID });
     const ids = new Array<string>(options.count);
@@ -314,6 +320,8 @@ export async function insertRows(
       }
       onProgress?.(done);
     }
+    // Before the indexes: the replay sets each todo's full-text key, which one of them holds.
+    restoreTriggers?.();
     if (indexes.length > 0) {
       sqlite.pragma('cache_size = -1048576');
       sqlite.transaction(() => {
@@ -349,7 +357,10 @@ function verify(path: string, rows: number): number | undefined {
   try {
     const stored = count(sqlite, 'todos');
     if (stored !== rows) throw new Error(`seeded ${stored} rows instead of ${rows}`);
-    if (!tableNames(sqlite).includes('todos_fts')) return undefined;
+    const tables = tableNames(sqlite);
+    const problems = checkTriggerEffects(sqlite, tables);
+    if (problems.length > 0) throw new Error(`the seeded file is wrong: ${problems.join('; ')}`);
+    if (!tables.includes('todos_fts')) return undefined;
     const ftsRows = count(sqlite, 'todos_fts');
     if (ftsRows !== rows) {
       throw new Error(`todos_fts has ${ftsRows} rows for ${rows} todos: not in sync`);
