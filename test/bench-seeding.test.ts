@@ -68,7 +68,7 @@ function searches(sqlite: SqliteDatabase.Database): Record<string, string[]> {
 }
 
 describe('bench seeding with the triggers set aside', () => {
-  const directory = mkdtempSync(join(tmpdir(), 'bench-seeding-'));
+  let directory = '';
   const opened: SqliteDatabase.Database[] = [];
   let rowByRow: SqliteDatabase.Database;
   let bulk: SqliteDatabase.Database;
@@ -82,13 +82,14 @@ describe('bench seeding with the triggers set aside', () => {
   }
 
   beforeAll(async () => {
+    directory = mkdtempSync(join(tmpdir(), 'bench-seeding-'));
     rowByRow = await loaded('row-by-row.db', false);
     bulk = await loaded('bulk.db', true);
   });
 
   afterAll(() => {
     for (const sqlite of opened) sqlite.close();
-    rmSync(directory, { recursive: true, force: true });
+    if (directory !== '') rmSync(directory, { recursive: true, force: true });
   });
 
   it('stores the same rows, keys, counts, schema and triggers as the triggers firing per row', () => {
